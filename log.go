@@ -1,0 +1,137 @@
+package custody
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/custody-mem/custody/tlog"
+)
+
+// ServerActor is the actor of entries the server writes on its own account
+// (the review sweep, principal creation); they are signed with the server key.
+const ServerActor = "server"
+
+// appendAs signs e with the acting principal's key and appends it to the log
+// in tx, returning its index.
+func (s *Service) appendAs(ctx context.Context, tx Tx, actor *Principal, e *tlog.Entry) (uint64, error) {
+	key, err := s.principalKey(ctx, tx, actor)
+	if err != nil {
+		return 0, err
+	}
+	e.Actor = actor.ID()
+	return s.appendSigned(ctx, tx, key, e)
+}
+
+// appendServer appends an entry signed by the server key.
+func (s *Service) appendServer(ctx context.Context, tx Tx, e *tlog.Entry) (uint64, error) {
+	e.Actor = ServerActor
+	return s.appendSigned(ctx, tx, s.key.SigningKey(), e)
+}
+
+func (s *Service) appendSigned(ctx context.Context, tx Tx, key ed25519.PrivateKey, e *tlog.Entry) (uint64, error) {
+	if e.Time.IsZero() {
+		e.Time = s.now()
+	}
+	e.Sign(key)
+	return tx.AppendLeaf(ctx, e.Tenant, e.Leaf())
+}
+
+func (s *Service) principalKey(ctx context.Context, tx Tx, p *Principal) (ed25519.PrivateKey, error) {
+	id := p.ID()
+	s.mu.Lock()
+	k, ok := s.keys[id]
+	s.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	sealed, err := tx.SealedKey(ctx, p.Tenant, p.Name)
+	if err != nil {
+		return nil, fmt.Errorf("signing key of %s: %w", id, err)
+	}
+	raw, err := s.key.Open(sealed, []byte(id))
+	if err != nil {
+		return nil, fmt.Errorf("unsealing the signing key of %s (is this the server key the store was created with?): %w", id, err)
+	}
+	k = ed25519.PrivateKey(raw)
+	s.mu.Lock()
+	s.keys[id] = k
+	s.mu.Unlock()
+	return k, nil
+}
+
+// BodyHash is the SHA-256 of a record body, as the log keeps it.
+func BodyHash(body string) []byte {
+	h := sha256.Sum256([]byte(body))
+	return h[:]
+}
+
+// recordEntry is the log entry of a transition of r. It carries every field
+// of the record except the body (only its hash), so that verify can replay
+// the log into the expected state of every record.
+func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
+	parents := make([]string, len(r.Parents))
+	for i, p := range r.Parents {
+		parents[i] = p.ID + "=" + strconv.FormatFloat(p.Weight, 'g', -1, 64)
+	}
+	var bodyHash []byte // an erased body keeps only the hash of its admission entry
+	if !r.Erased {
+		bodyHash = BodyHash(r.Body)
+	}
+	return &tlog.Entry{
+		Tenant: r.Tenant, RecordID: r.ID, Transition: transition,
+		PrevState: string(prev), NewState: string(r.State),
+		BodyHash: bodyHash, PolicyVersion: r.PolicyVersion,
+		Details: map[string]string{
+			"owner": r.Owner, "namespace": r.Namespace, "key": r.Key, "class": string(r.Class),
+			"channel": r.Channel, "writer": r.Writer, "source_ref": r.SourceRef,
+			"authority": r.Authority.String(), "audience": r.Audience,
+			"expires_at": fmtTime(r.ExpiresAt), "version": strconv.Itoa(r.Version),
+			"parents": strings.Join(parents, ","), "session": r.Session,
+			"erased": strconv.FormatBool(r.Erased),
+			"created_at": fmtTime(&r.CreatedAt),
+		},
+	}
+}
+
+// transition moves r to state next, logs it signed by actor (nil: the
+// server). The log index and receipt are updated on r; the caller stores r.
+func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Record, name string, next State, rc *Receipt) error {
+	prev := r.State
+	r.State = next
+	e := recordEntry(r, name, prev)
+	if rc != nil {
+		e.Details["reason"] = rc.Reason
+		e.Details["rules"] = strings.Join(rc.Rules, ",")
+		if rc.Error != "" {
+			e.Details["error"] = rc.Error
+		}
+	}
+	var idx uint64
+	var err error
+	if actor == nil {
+		idx, err = s.appendServer(ctx, tx, e)
+	} else {
+		idx, err = s.appendAs(ctx, tx, actor, e)
+	}
+	if err != nil {
+		return err
+	}
+	r.LogIndex = idx
+	if rc != nil {
+		rc.LogIndex = idx
+		rc.Actor = e.Actor
+		rc.Time = e.Time
+		r.Receipt = rc
+	}
+	if next.Terminal() {
+		if err := tx.Tombstone(ctx, r.Tenant, r.ID, next); err != nil {
+			return err
+		}
+	}
+	s.emit(Event{Kind: "transition", Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(next), Action: name})
+	return nil
+}

@@ -1,0 +1,311 @@
+package custody
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/types"
+)
+
+//go:embed default.cedar
+var defaultPolicyText []byte
+
+// DefaultPolicyText is the embedded default policy (design rule 2 and the
+// default gate risks).
+func DefaultPolicyText() []byte { return slices.Clone(defaultPolicyText) }
+
+// Policy is a parsed Cedar policy set with its version, the SHA-256 of its
+// text. It is immutable and safe for concurrent use.
+type Policy struct {
+	Text    string
+	Version string
+
+	all            *cedar.PolicySet
+	withoutConfirm *cedar.PolicySet // all but @outcome("confirm") forbids
+	names          map[cedar.PolicyID]string
+	outcomes       map[cedar.PolicyID]State
+	risks          map[cedar.PolicyID]Risk
+}
+
+// PolicyVersion is the version of a policy text: hex SHA-256.
+func PolicyVersion(text []byte) string {
+	h := sha256.Sum256(text)
+	return hex.EncodeToString(h[:])
+}
+
+// ParsePolicy parses a Cedar policy text. Unknown @outcome or @risk values
+// are errors, so a typo cannot silently turn a forbid into an admit.
+func ParsePolicy(text []byte) (*Policy, error) {
+	set, err := cedar.NewPolicySetFromBytes("policy.cedar", text)
+	if err != nil {
+		return nil, invalid("policy", "policy does not parse: %v; fix the Cedar text (see docs/policy.md)", err)
+	}
+	p := &Policy{
+		Text:           string(text),
+		Version:        PolicyVersion(text),
+		all:            set,
+		withoutConfirm: cedar.NewPolicySet(),
+		names:          map[cedar.PolicyID]string{},
+		outcomes:       map[cedar.PolicyID]State{},
+		risks:          map[cedar.PolicyID]Risk{},
+	}
+	for id, pol := range set.All() {
+		ann := pol.Annotations()
+		p.names[id] = string(id)
+		if n, ok := ann["id"]; ok {
+			p.names[id] = string(n)
+		}
+		if o, ok := ann["outcome"]; ok {
+			st, err := parseOutcome(string(o))
+			if err != nil {
+				return nil, err
+			}
+			if pol.Effect() != cedar.Forbid {
+				return nil, invalid("policy", "policy %s: @outcome belongs on forbid policies", p.names[id])
+			}
+			p.outcomes[id] = st
+		}
+		if r, ok := ann["risk"]; ok {
+			risk, err := ParseRisk(string(r))
+			if err != nil {
+				return nil, invalid("policy", "policy %s: %v", p.names[id], err)
+			}
+			p.risks[id] = risk
+		}
+		if p.outcomes[id] != StatePendingConfirmation {
+			p.withoutConfirm.Add(id, pol)
+		}
+	}
+	return p, nil
+}
+
+func parseOutcome(s string) (State, error) {
+	switch s {
+	case "reject":
+		return StateRejected, nil
+	case "quarantine":
+		return StateQuarantined, nil
+	case "confirm":
+		return StatePendingConfirmation, nil
+	}
+	return "", invalid("policy", "@outcome(%q) must be reject, quarantine or confirm", s)
+}
+
+// MustDefaultPolicy returns the parsed embedded policy.
+func MustDefaultPolicy() *Policy {
+	p, err := ParsePolicy(defaultPolicyText)
+	if err != nil {
+		panic(fmt.Sprintf("custody: embedded default policy: %v", err))
+	}
+	return p
+}
+
+// AdmissionInput is what the admission policy decides on. Every field comes
+// from the credential, the request metadata or the store; none from the body.
+type AdmissionInput struct {
+	Principal  *Principal
+	Channel    string
+	Class      Class
+	Key        string
+	Authority  Authority
+	Audience   string
+	Overwrite  bool
+	Sensitive  bool
+	HasSession bool
+	Derived    bool
+}
+
+// Admission is the policy's decision on a candidate.
+type Admission struct {
+	State  State
+	Rules  []string // the ids of the policies that decided
+	Reason string
+	Error  string // set when the decision is pending
+	Inputs map[string]string
+}
+
+// Inputs renders the input for a receipt.
+func (in AdmissionInput) inputs() map[string]string {
+	return map[string]string{
+		"principal":   in.Principal.ID(),
+		"roles":       fmt.Sprint(in.Principal.Roles),
+		"channel":     in.Channel,
+		"class":       string(in.Class),
+		"key":         in.Key,
+		"authority":   in.Authority.String(),
+		"audience":    in.Audience,
+		"overwrite":   strconv.FormatBool(in.Overwrite),
+		"sensitive":   strconv.FormatBool(in.Sensitive),
+		"has_session": strconv.FormatBool(in.HasSession),
+		"derived":     strconv.FormatBool(in.Derived),
+	}
+}
+
+func audienceKind(a string) string {
+	if a == AudienceOwner || a == AudienceTenant {
+		return a
+	}
+	return "group"
+}
+
+func (in AdmissionInput) request() cedar.Request {
+	roles := make([]types.Value, len(in.Principal.Roles))
+	for i, r := range in.Principal.Roles {
+		roles[i] = types.String(r)
+	}
+	return cedar.Request{
+		Principal: types.NewEntityUID("Principal", types.String(in.Principal.ID())),
+		Action:    types.NewEntityUID("Action", "admit"),
+		Resource:  types.NewEntityUID("Memory", "candidate"),
+		Context: types.NewRecord(types.RecordMap{
+			"channel":        types.String(in.Channel),
+			"channel_kind":   types.String(ChannelKind(in.Channel)),
+			"class":          types.String(in.Class),
+			"key":            types.String(in.Key),
+			"authority":      types.String(in.Authority.String()),
+			"authority_rank": types.Long(in.Authority),
+			"audience":       types.String(in.Audience),
+			"audience_kind":  types.String(audienceKind(in.Audience)),
+			"overwrite":      types.Boolean(in.Overwrite),
+			"sensitive":      types.Boolean(in.Sensitive),
+			"has_session":    types.Boolean(in.HasSession),
+			"derived":        types.Boolean(in.Derived),
+			"roles":          types.NewSet(roles...),
+		}),
+	}
+}
+
+// Admit evaluates the admission policy. It never admits by default: no
+// matching permit quarantines, and any evaluation error leaves the candidate
+// pending with the error in the decision (design rule 3).
+func (p *Policy) Admit(in AdmissionInput) Admission {
+	a := Admission{Inputs: in.inputs()}
+	req := in.request()
+	decision, diag := cedar.Authorize(p.all, nil, req)
+	if len(diag.Errors) > 0 {
+		a.State = StatePending
+		for _, e := range diag.Errors {
+			a.Rules = append(a.Rules, p.names[e.PolicyID])
+			a.Error += fmt.Sprintf("%s: %s; ", p.names[e.PolicyID], e.Message)
+		}
+		a.Reason = "the admission policy could not be evaluated; the candidate waits as pending until the policy is fixed"
+		return a
+	}
+	if decision == cedar.Allow {
+		a.State = StateAdmitted
+		a.Rules = p.ruleNames(diag.Reasons)
+		a.Reason = "admitted by " + fmt.Sprint(a.Rules)
+		return a
+	}
+	if len(diag.Reasons) == 0 {
+		a.State = StateQuarantined
+		a.Rules = []string{"no-permit"}
+		a.Reason = fmt.Sprintf("no rule admits a %s from channel %s at authority %s; held for review", in.Class, in.Channel, in.Authority)
+		return a
+	}
+	outcome := StatePendingConfirmation
+	for _, r := range diag.Reasons {
+		switch o := p.outcomes[r.PolicyID]; {
+		case o == StateRejected:
+			outcome = StateRejected
+		case o == StateQuarantined && outcome != StateRejected:
+			outcome = StateQuarantined
+		case o == "" && outcome == StatePendingConfirmation:
+			outcome = StateQuarantined // a forbid without @outcome quarantines
+		}
+	}
+	a.Rules = p.ruleNames(diag.Reasons)
+	if outcome == StatePendingConfirmation {
+		// Confirmation applies only to what a permit would otherwise admit.
+		if d, _ := cedar.Authorize(p.withoutConfirm, nil, req); d != cedar.Allow {
+			outcome = StateQuarantined
+			a.Rules = append(a.Rules, "no-permit")
+		}
+	}
+	a.State = outcome
+	switch outcome {
+	case StateRejected:
+		a.Reason = fmt.Sprintf("rejected by %v", a.Rules)
+	case StateQuarantined:
+		a.Reason = fmt.Sprintf("held for review by %v (channel %s, authority %s)", a.Rules, in.Channel, in.Authority)
+	default:
+		a.Reason = fmt.Sprintf("overwriting sensitive key %q waits for the owner's confirmation (%v)", in.Key, a.Rules)
+	}
+	return a
+}
+
+func (p *Policy) ruleNames(rs []cedar.DiagnosticReason) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, p.names[r.PolicyID])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Risk is how dangerous a gated action is.
+type Risk string
+
+// The risks, lowest first.
+const (
+	RiskLow      Risk = "low"
+	RiskMedium   Risk = "medium"
+	RiskHigh     Risk = "high"
+	RiskCritical Risk = "critical"
+)
+
+var riskOrder = map[Risk]int{RiskLow: 1, RiskMedium: 2, RiskHigh: 3, RiskCritical: 4}
+
+// ParseRisk validates a risk name.
+func ParseRisk(s string) (Risk, error) {
+	if _, ok := riskOrder[Risk(s)]; ok {
+		return Risk(s), nil
+	}
+	return "", invalid("risk", "risk %q must be low, medium, high or critical", s)
+}
+
+// Risk classifies a gated action: the highest @risk of the matching gate
+// permits; an action no policy names, or one whose evaluation fails, is high
+// (or higher, if a matching rule says so).
+func (p *Policy) Risk(action string) (Risk, []string) {
+	req := cedar.Request{
+		Principal: types.NewEntityUID("Principal", "gate"),
+		Action:    types.NewEntityUID("Action", "gate"),
+		Resource:  types.NewEntityUID("Action", types.String(action)),
+		Context:   types.NewRecord(types.RecordMap{"action": types.String(action)}),
+	}
+	_, diag := cedar.Authorize(p.all, nil, req)
+	var risk Risk
+	var rules []string
+	for _, r := range diag.Reasons {
+		if rk, ok := p.risks[r.PolicyID]; ok {
+			rules = append(rules, p.names[r.PolicyID])
+			if riskOrder[rk] > riskOrder[risk] {
+				risk = rk
+			}
+		}
+	}
+	if len(diag.Errors) > 0 && riskOrder[risk] < riskOrder[RiskHigh] {
+		return RiskHigh, append(rules, "evaluation-error")
+	}
+	if risk == "" {
+		return RiskHigh, []string{"unnamed-action"}
+	}
+	slices.Sort(rules)
+	return risk, rules
+}
+
+// Risks lists the risk annotations the policy declares, for display.
+func (p *Policy) Risks() map[string]Risk {
+	out := map[string]Risk{}
+	for id, r := range p.risks {
+		out[p.names[id]] = r
+	}
+	return maps.Clone(out)
+}

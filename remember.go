@@ -1,0 +1,206 @@
+package custody
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// Candidate is a proposed write. Its control fields come from the request's
+// metadata; Body is opaque text and is never parsed for them.
+type Candidate struct {
+	Namespace   string
+	Key         string
+	Class       Class
+	Body        string
+	Channel     string
+	Audience    string
+	ExpiresAt   *time.Time
+	Session     string
+	DerivedFrom []Edge
+	SourceRef   string
+}
+
+// Decision is the outcome of a write.
+type Decision struct {
+	ID        string    `json:"id"`
+	State     State     `json:"state"`
+	Authority Authority `json:"authority"`
+	Reason    string    `json:"reason"`
+	Receipt   *Receipt  `json:"receipt"`
+	LogIndex  uint64    `json:"log_index"`
+	Record    *Record   `json:"-"`
+}
+
+func (s *Service) validate(c *Caller, in *Candidate) error {
+	if err := ValidNamespace(in.Namespace); err != nil {
+		return err
+	}
+	if err := ValidKey(in.Key); err != nil {
+		return err
+	}
+	if _, err := ParseClass(string(in.Class)); err != nil {
+		return err
+	}
+	if err := ValidChannel(in.Channel); err != nil {
+		return err
+	}
+	if !c.Principal.MayAssert(in.Channel) {
+		return forbidden("principal %s may not write on channel %q (registered: %v); a principal asserts only the channels it was created with", c.Principal.ID(), in.Channel, c.Principal.Channels)
+	}
+	if in.Channel == ChannelDerive && len(in.DerivedFrom) == 0 {
+		return invalid("derived_from", "a write on the derive channel must name its parents in derived_from")
+	}
+	if len(in.Body) > s.opts.maxBody() {
+		return invalid("body", "body is %d bytes; the limit is %d", len(in.Body), s.opts.maxBody())
+	}
+	if in.Body == "" || !utf8.ValidString(in.Body) {
+		return invalid("body", "body must be non-empty UTF-8 text")
+	}
+	aud, err := ParseAudience(in.Audience)
+	if err != nil {
+		return err
+	}
+	in.Audience = aud
+	if g, ok := cutGroup(aud); ok && !slices.Contains(c.Subject.Groups, g) {
+		return forbidden("subject %s is not a member of group %q and cannot share with it", c.Subject.Name, g)
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
+		return invalid("expires_at", "expires_at %s is not in the future", in.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if len(in.SourceRef) > 2048 {
+		return invalid("source_ref", "source_ref is longer than 2048 bytes")
+	}
+	seen := map[string]bool{}
+	for _, e := range in.DerivedFrom {
+		if e.Weight < 0 || e.Weight > 1 || e.Weight != e.Weight {
+			return invalid("derived_from", "parent %q has weight %v; weights are in [0,1]", e.ID, e.Weight)
+		}
+		if e.ID == "" || seen[e.ID] {
+			return invalid("derived_from", "parent ids must be non-empty and distinct")
+		}
+		seen[e.ID] = true
+	}
+	return nil
+}
+
+// Remember submits a candidate. The channel must be one the caller's
+// principal was registered with; the authority, audience and state are
+// computed here from the channel, the session, the parents and the policy,
+// and the record, its receipt and its log entry commit in one transaction.
+func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decision, error) {
+	if err := s.validate(c, &in); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	r := &Record{
+		ID: s.newID(), Tenant: c.Tenant(), Owner: c.Subject.Name, Namespace: in.Namespace, Key: in.Key,
+		Class: in.Class, Body: in.Body, Channel: in.Channel, Writer: c.Principal.ID(), SourceRef: in.SourceRef,
+		Audience: in.Audience, CreatedAt: now, ExpiresAt: in.ExpiresAt, Session: in.Session, Parents: in.DerivedFrom,
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		return s.admitNew(ctx, tx, c, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.emit(Event{Kind: "admission", Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(r.State)})
+	return &Decision{ID: r.ID, State: r.State, Authority: r.Authority, Reason: r.Receipt.Reason, Receipt: r.Receipt, LogIndex: r.LogIndex, Record: r}, nil
+}
+
+// admitNew decides a new record inside tx, logs the decision and inserts it.
+func (s *Service) admitNew(ctx context.Context, tx Tx, c *Caller, r *Record) error {
+	rc, err := s.decide(ctx, tx, c, r, true, 0)
+	if err != nil {
+		return err
+	}
+	r.State = ""
+	if err := s.transition(ctx, tx, c.Principal, r, "admission", rc.Decision, rc); err != nil {
+		return err
+	}
+	return tx.InsertRecord(ctx, r)
+}
+
+// readmit decides an existing record again (rebuild, re-evaluation of a
+// pending candidate), logs the decision and updates it. The authority is
+// never raised above ceiling when ceiling is set.
+// The entry is signed by actor; c is the writer and subject decided for.
+func (s *Service) readmit(ctx context.Context, tx Tx, actor *Principal, c *Caller, r *Record, name string, ceiling Authority) error {
+	rc, err := s.decide(ctx, tx, c, r, false, ceiling)
+	if err != nil {
+		return err
+	}
+	if err := s.transition(ctx, tx, actor, r, name, rc.Decision, rc); err != nil {
+		return err
+	}
+	return tx.UpdateRecord(ctx, r)
+}
+
+// decide computes r's authority and audience from its channel, session and
+// parents, and asks the tenant's policy. It never returns admitted when the
+// policy cannot be loaded or evaluated.
+func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh bool, ceiling Authority) (*Receipt, error) {
+	r.Authority = ChannelAuthority(r.Channel)
+	if ceiling > 0 {
+		r.Authority = min(r.Authority, ceiling)
+	}
+	in := AdmissionInput{Principal: c.Principal, Channel: r.Channel, Class: r.Class, Key: r.Key}
+	if r.Session != "" {
+		sess, err := s.session(ctx, tx, c, r.Session)
+		if err != nil {
+			return nil, err
+		}
+		in.HasSession = true
+		if ChannelKind(r.Channel) == ChannelAgent {
+			r.Authority = min(r.Authority, sess.Floor)
+		}
+	}
+	lin, err := s.parents(ctx, tx, c, r.Parents)
+	if err != nil {
+		return nil, err
+	}
+	in.Derived = len(r.Parents) > 0
+	r.Authority = min(r.Authority, lin.authority)
+	r.Audience = narrowAudience(r.Audience, lin.audience)
+	in.Authority, in.Audience = r.Authority, r.Audience
+	if r.Key != "" {
+		cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+		if err != nil {
+			return nil, err
+		}
+		in.Overwrite = cur != nil && cur.ID != r.ID
+		if fresh {
+			if r.Version, err = tx.MaxVersion(ctx, r.Tenant, r.Owner, r.Namespace, r.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if fresh {
+		r.Version++
+	}
+	in.Sensitive = s.Sensitive(r.Key)
+	var adm Admission
+	if pol, err := s.policyFor(ctx, tx, r.Tenant); err != nil {
+		adm = Admission{State: StatePending, Rules: []string{"policy-unavailable"}, Error: err.Error(),
+			Reason: "the tenant's policy could not be loaded; the candidate waits as pending", Inputs: in.inputs()}
+		r.PolicyVersion = "unavailable"
+	} else {
+		adm = pol.Admit(in)
+		r.PolicyVersion = pol.Version
+	}
+	if len(lin.ineligible) > 0 && adm.State != StateRejected {
+		adm.State = StateSuspended
+		adm.Rules = append(adm.Rules, "parent-ineligible")
+		adm.Reason = fmt.Sprintf("parent %s is not eligible (%s); the derived record stays suspended until it is rebuilt", lin.ineligible[0].ID, lin.ineligible[0].State)
+	}
+	return &Receipt{Decision: adm.State, PolicyVersion: r.PolicyVersion, Rules: adm.Rules, Reason: adm.Reason, Inputs: adm.Inputs, Error: adm.Error}, nil
+}
+
+func cutGroup(aud string) (string, bool) {
+	if len(aud) > len(groupPrefix) && aud[:len(groupPrefix)] == groupPrefix {
+		return aud[len(groupPrefix):], true
+	}
+	return "", false
+}

@@ -1,0 +1,161 @@
+package custody
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Get returns one record eligible for the caller's subject (design rule 4);
+// anything else is ErrNotFound, whether absent, foreign or not visible.
+func (s *Service) Get(ctx context.Context, c *Caller, id string) (*Record, error) {
+	r, err := s.store.Get(ctx, c.scope(s.now()), id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("record")
+	}
+	return r, err
+}
+
+// ListInput filters a listing.
+type ListInput struct {
+	Namespace, Key string
+	Class          Class
+	Limit          int
+	Cursor         string
+}
+
+// Page is one page of records and the cursor of the next ("" at the end).
+type Page struct {
+	Items      []*Record `json:"items"`
+	NextCursor string    `json:"next_cursor"`
+}
+
+// List returns the eligible records of the subject, the newest version per
+// key, newest first.
+func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, error) {
+	if in.Namespace != "" {
+		if err := ValidNamespace(in.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	if err := ValidKey(in.Key); err != nil {
+		return nil, err
+	}
+	if in.Class != "" {
+		if _, err := ParseClass(string(in.Class)); err != nil {
+			return nil, err
+		}
+	}
+	limit, err := clampLimit(in.Limit, DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, err
+	}
+	after, err := DecodeCursor(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.store.List(ctx, c.scope(s.now()), ListFilter{Namespace: in.Namespace, Key: in.Key, Class: in.Class, Limit: limit + 1, After: after})
+	if err != nil {
+		return nil, err
+	}
+	page := &Page{Items: recs}
+	if len(recs) > limit {
+		page.Items = recs[:limit]
+		page.NextCursor = EncodeCursor(recs[limit-1].ID)
+	}
+	if page.Items == nil {
+		page.Items = []*Record{}
+	}
+	return page, nil
+}
+
+// SearchInput is a plain-text search.
+type SearchInput struct {
+	Query     string
+	Namespace string
+	Class     Class
+	Limit     int
+}
+
+// Search ranks the subject's eligible records against plain text: words are
+// terms, special characters are text, never a query language.
+func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scored, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, invalid("query", "query must contain at least one word")
+	}
+	if len(in.Query) > 4096 {
+		return nil, invalid("query", "query is longer than 4096 bytes")
+	}
+	if in.Namespace != "" {
+		if err := ValidNamespace(in.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	if in.Class != "" {
+		if _, err := ParseClass(string(in.Class)); err != nil {
+			return nil, err
+		}
+	}
+	limit, err := clampLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, Class: in.Class, Limit: limit})
+	if hits == nil && err == nil {
+		hits = []Scored{}
+	}
+	return hits, err
+}
+
+// History returns the versions of a keyed record with their receipts,
+// oldest first. The record must be visible to the subject by audience; the
+// versions shown are those in the subject's audience, in any state, so the
+// owner can see what was held back and why.
+func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record, error) {
+	var out []*Record
+	err := s.store.View(ctx, func(tx Tx) error {
+		r, err := tx.Record(ctx, c.Tenant(), id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !s.mayInspect(c, r)) {
+			return notFound("record")
+		}
+		if err != nil {
+			return err
+		}
+		if r.Key == "" {
+			out = []*Record{r}
+			return nil
+		}
+		vs, err := tx.Versions(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+		for _, v := range vs {
+			if s.mayInspect(c, v) {
+				out = append(out, v)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// mayInspect: the owner sees its own records in any state; reviewers and
+// admins see the tenant's; others only eligible records in their audience.
+func (s *Service) mayInspect(c *Caller, r *Record) bool {
+	switch {
+	case c.Principal.HasAny(RoleReviewer, RoleAdmin):
+		return true
+	case r.Owner == c.Subject.Name:
+		return true
+	}
+	return r.Eligible(c.Subject.Name, c.Subject.Groups, s.now())
+}
+
+func clampLimit(n, def, max int) (int, error) {
+	switch {
+	case n == 0:
+		return def, nil
+	case n < 0:
+		return 0, invalid("limit", "limit must be positive")
+	case n > max:
+		return max, nil
+	}
+	return n, nil
+}

@@ -1,0 +1,228 @@
+package custody
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ReviewItem is a quarantined candidate with its proposed effect.
+type ReviewItem struct {
+	*Record
+	Proposed *Proposed `json:"proposed,omitempty"`
+}
+
+// Proposed is what approving a keyed candidate would change.
+type Proposed struct {
+	Old *string `json:"old"`
+	New string  `json:"new"`
+}
+
+// ReviewQueue lists quarantined candidates of the caller's tenant, oldest
+// first, with source, channel, writer, audience and (for keyed records) the
+// value they would replace. Reviewers and admins only.
+func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, limit int) ([]ReviewItem, string, error) {
+	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
+		return nil, "", forbidden("the review queue needs the reviewer or admin role")
+	}
+	limit, err := clampLimit(limit, DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := DecodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	items := []ReviewItem{}
+	next := ""
+	err = s.store.View(ctx, func(tx Tx) error {
+		recs, err := tx.InState(ctx, c.Tenant(), []State{StateQuarantined}, after, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(recs) > limit {
+			recs = recs[:limit]
+			next = EncodeCursor(recs[limit-1].ID)
+		}
+		for _, r := range recs {
+			it := ReviewItem{Record: r}
+			if r.Key != "" {
+				it.Proposed = &Proposed{New: r.Body}
+				cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+				if err != nil {
+					return err
+				}
+				if cur != nil {
+					it.Proposed.Old = &cur.Body
+				}
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
+	return items, next, err
+}
+
+// Approve admits a quarantined candidate with authority confirmed; the
+// receipt names the reviewer. A candidate whose parent is out stays out.
+func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, error) {
+	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
+		return nil, forbidden("approving needs the reviewer or admin role")
+	}
+	return s.decideByHand(ctx, c, id, []State{StateQuarantined}, func(tx Tx, r *Record) (State, *Receipt, error) {
+		for _, e := range r.Parents {
+			p, err := tx.Record(ctx, r.Tenant, e.ID)
+			if err != nil {
+				return "", nil, err
+			}
+			if p.State != StateAdmitted {
+				return "", nil, conflict("parent %s is %s; approve or rebuild it first", p.ID, p.State)
+			}
+		}
+		r.Authority = AuthorityConfirmed
+		return StateAdmitted, &Receipt{Decision: StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"review-approve"},
+			Reason: "approved by reviewer " + c.Principal.ID()}, nil
+	}, "approve")
+}
+
+// Reject rejects a quarantined or pending candidate (reviewer or admin), or
+// lets the owner decline a write waiting for confirmation.
+func (s *Service) Reject(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	states := []State{StateQuarantined, StatePending, StatePendingConfirmation}
+	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
+		if !c.Principal.Has(RoleUser) {
+			return nil, forbidden("rejecting needs the reviewer or admin role")
+		}
+		states = []State{StatePendingConfirmation}
+	}
+	return s.decideByHand(ctx, c, id, states, func(tx Tx, r *Record) (State, *Receipt, error) {
+		if !c.Principal.HasAny(RoleReviewer, RoleAdmin) && r.Owner != c.Principal.Name {
+			return "", nil, notFound("record")
+		}
+		return StateRejected, &Receipt{Decision: StateRejected, PolicyVersion: r.PolicyVersion, Rules: []string{"review-reject"},
+			Reason: orDefault(reason, "rejected by "+c.Principal.ID())}, nil
+	}, "reject")
+}
+
+// Confirm is the owner's confirmation of a write waiting in
+// pending_confirmation: it becomes admitted with authority confirmed and
+// replaces the value in force. Only the owner's own user credential can
+// confirm; an agent acting for the owner cannot.
+func (s *Service) Confirm(ctx context.Context, c *Caller, id string) (*Record, error) {
+	return s.decideByHand(ctx, c, id, []State{StatePendingConfirmation}, func(tx Tx, r *Record) (State, *Receipt, error) {
+		if !c.Principal.Has(RoleUser) || r.Owner != c.Principal.Name {
+			return "", nil, notFound("record")
+		}
+		r.Authority = AuthorityConfirmed
+		return StateAdmitted, &Receipt{Decision: StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"owner-confirm"},
+			Reason: "confirmed by its owner " + c.Principal.ID()}, nil
+	}, "confirm")
+}
+
+// decideByHand applies a human decision to a record in one of states.
+func (s *Service) decideByHand(ctx context.Context, c *Caller, id string, states []State,
+	decide func(Tx, *Record) (State, *Receipt, error), name string) (*Record, error) {
+	var out *Record
+	err := s.store.Update(ctx, func(tx Tx) error {
+		r, err := tx.Record(ctx, c.Tenant(), id)
+		if err != nil {
+			return notFound("record")
+		}
+		if !s.mayInspect(c, r) {
+			return notFound("record")
+		}
+		ok := false
+		for _, st := range states {
+			ok = ok || r.State == st
+		}
+		if !ok {
+			return conflict("record %s is %s; %s applies to %s", id, r.State, name, joinStates(states))
+		}
+		next, rc, err := decide(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := s.transition(ctx, tx, c.Principal, r, name, next, rc); err != nil {
+			return err
+		}
+		out = r
+		return tx.UpdateRecord(ctx, r)
+	})
+	return out, err
+}
+
+func joinStates(ss []State) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, " or ")
+}
+
+// Reevaluate decides the tenant's pending candidates again under the current
+// policy, never raising their authority. It returns the ids that left
+// pending.
+func (s *Service) Reevaluate(ctx context.Context, c *Caller) ([]string, error) {
+	if !c.Principal.HasAny(RolePolicyOwner, RoleReviewer, RoleAdmin) {
+		return nil, forbidden("re-evaluation needs the policy_owner, reviewer or admin role")
+	}
+	var changed []string
+	err := s.store.Update(ctx, func(tx Tx) error {
+		recs, err := tx.InState(ctx, c.Tenant(), []State{StatePending}, "", 1<<20)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			tenant, name, _ := strings.Cut(r.Writer, "/")
+			writer, err := tx.Principal(ctx, tenant, name)
+			if err != nil {
+				return fmt.Errorf("writer of %s: %w", r.ID, err)
+			}
+			owner, err := tx.Principal(ctx, r.Tenant, r.Owner)
+			if err != nil {
+				return fmt.Errorf("owner of %s: %w", r.ID, err)
+			}
+			if err := s.readmit(ctx, tx, c.Principal, &Caller{Principal: writer, Subject: owner}, r, "reevaluate", r.Authority); err != nil {
+				return err
+			}
+			if r.State != StatePending {
+				changed = append(changed, r.ID)
+			}
+		}
+		return nil
+	})
+	return changed, err
+}
+
+// Sweep rejects quarantined candidates that waited longer than the review
+// time, across all tenants, as the server. It returns the ids rejected.
+func (s *Service) Sweep(ctx context.Context) ([]string, error) {
+	cutoff := s.now().Add(-s.opts.ReviewTTL)
+	var out []string
+	err := s.store.Update(ctx, func(tx Tx) error {
+		recs, err := tx.InState(ctx, "", []State{StateQuarantined}, "", 10000)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if r.CreatedAt.After(cutoff) {
+				continue
+			}
+			rc := &Receipt{Decision: StateRejected, PolicyVersion: r.PolicyVersion, Rules: []string{"review-expired"},
+				Reason: fmt.Sprintf("unreviewed for %s", s.opts.ReviewTTL)}
+			if err := s.transition(ctx, tx, nil, r, "expire", StateRejected, rc); err != nil {
+				return err
+			}
+			if err := tx.UpdateRecord(ctx, r); err != nil {
+				return err
+			}
+			out = append(out, r.ID)
+		}
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		err = nil
+	}
+	return out, err
+}

@@ -1,0 +1,293 @@
+package custody
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/custody-mem/custody/tlog"
+	"github.com/oklog/ulid/v2"
+)
+
+// Defaults for Options.
+const (
+	DefaultStrongEdge   = 0.2
+	DefaultReviewTTL    = 30 * 24 * time.Hour
+	DefaultMaxBodyBytes = 256 << 10
+	DefaultListLimit    = 50
+	MaxListLimit        = 500
+	DefaultSearchLimit  = 10
+	MaxSearchLimit      = 100
+)
+
+// DefaultSensitiveKeys are the key patterns (case-insensitive regular
+// expressions, matched anywhere in the key) whose overwrite needs the
+// owner's confirmation (design rule 8).
+var DefaultSensitiveKeys = []string{
+	"payee", "account", "iban", "routing", "swift", "passw", "email", "phone", "address",
+}
+
+// Options configure a Service. The zero value of each field means its default.
+type Options struct {
+	// Policy is used by tenants that have not set their own. Default: the
+	// embedded default policy.
+	Policy *Policy
+	// SensitiveKeys are regular expressions; default DefaultSensitiveKeys.
+	SensitiveKeys []string
+	// StrongEdge is the weight from which a parent caps a derived record's
+	// authority. Default DefaultStrongEdge.
+	StrongEdge float64
+	// ReviewTTL is how long a quarantined candidate waits before the sweep
+	// rejects it. Default DefaultReviewTTL.
+	ReviewTTL time.Duration
+	// MaxBodyBytes bounds a record body. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// LogOrigin names the log in checkpoints. Default DefaultLogOrigin.
+	LogOrigin string
+	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
+	// outside the database so verify can detect a rolled-back store.
+	CheckpointFile string
+}
+
+func (o *Options) maxBody() int {
+	if o.MaxBodyBytes > 0 {
+		return o.MaxBodyBytes
+	}
+	return DefaultMaxBodyBytes
+}
+
+// DefaultLogOrigin is the checkpoint origin line unless Options say otherwise.
+const DefaultLogOrigin = "custody.local/log"
+
+// Service is the governed memory: every transport calls it.
+type Service struct {
+	store     Store
+	key       *tlog.ServerKey
+	opts      Options
+	policy    *Policy
+	sensitive []*regexp.Regexp
+
+	mu       sync.Mutex
+	keys     map[string]ed25519.PrivateKey // unsealed principal keys
+	policies map[string]*Policy            // parsed tenant policies by version
+	entropy  *ulid.MonotonicEntropy
+	hooks    []func(Event)
+}
+
+// Event is what the service tells observers (metrics) after a decision.
+type Event struct {
+	Kind     string // "admission", "gate", "transition"
+	Tenant   string
+	Channel  string
+	Class    Class
+	Action   string
+	Decision string
+}
+
+// New returns a Service over store, signing with key.
+func New(store Store, key *tlog.ServerKey, opts Options) (*Service, error) {
+	s := &Service{
+		store: store, key: key, opts: opts, policy: opts.Policy,
+		keys: map[string]ed25519.PrivateKey{}, policies: map[string]*Policy{},
+		entropy: ulid.Monotonic(rand.Reader, 0),
+	}
+	if s.policy == nil {
+		s.policy = MustDefaultPolicy()
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	if s.opts.StrongEdge <= 0 {
+		s.opts.StrongEdge = DefaultStrongEdge
+	}
+	if s.opts.ReviewTTL <= 0 {
+		s.opts.ReviewTTL = DefaultReviewTTL
+	}
+	if s.opts.LogOrigin == "" {
+		s.opts.LogOrigin = DefaultLogOrigin
+	}
+	pats := opts.SensitiveKeys
+	if pats == nil {
+		pats = DefaultSensitiveKeys
+	}
+	for _, p := range pats {
+		re, err := regexp.Compile("(?i)" + p)
+		if err != nil {
+			return nil, invalid("sensitive", "sensitive key pattern %q: %v", p, err)
+		}
+		s.sensitive = append(s.sensitive, re)
+	}
+	return s, nil
+}
+
+// Store returns the service's store.
+func (s *Service) Store() Store { return s.store }
+
+// ServerKey returns the key that signs checkpoints and server entries.
+func (s *Service) ServerKey() *tlog.ServerKey { return s.key }
+
+// Origin is the log's checkpoint origin line.
+func (s *Service) Origin() string { return s.opts.LogOrigin }
+
+// OnEvent registers an observer; call before serving.
+func (s *Service) OnEvent(fn func(Event)) { s.hooks = append(s.hooks, fn) }
+
+func (s *Service) emit(e Event) {
+	for _, h := range s.hooks {
+		h(e)
+	}
+}
+
+func (s *Service) now() time.Time { return s.opts.Now().UTC() }
+
+func (s *Service) newID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ulid.MustNew(ulid.Timestamp(s.opts.Now()), s.entropy).String()
+}
+
+// Sensitive reports whether key matches a sensitive pattern.
+func (s *Service) Sensitive(key string) bool {
+	for _, re := range s.sensitive {
+		if key != "" && re.MatchString(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// Caller is an authenticated principal acting for a subject.
+type Caller struct {
+	Principal *Principal
+	Subject   *Principal
+}
+
+// Tenant is the caller's tenant.
+func (c *Caller) Tenant() string { return c.Principal.Tenant }
+
+func (c *Caller) scope(now time.Time) Scope {
+	return Scope{Tenant: c.Tenant(), Subject: c.Subject.Name, Groups: c.Subject.Groups, Now: now}
+}
+
+// Authenticate resolves a bearer token to its principal.
+func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, error) {
+	if token == "" {
+		return nil, ErrUnauthenticated
+	}
+	p, err := s.store.PrincipalByToken(ctx, HashToken(token))
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	return p, err
+}
+
+// Act resolves the subject a principal acts for. A user acts for itself
+// only; an agent must name a user of its tenant; other roles act for
+// themselves, and an admin may name any user. Naming anyone not allowed is
+// ErrSubjectNotAllowed whether or not the name exists.
+func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Caller, error) {
+	denied := &Error{Kind: ErrSubjectNotAllowed, Msg: fmt.Sprintf("principal %s may not act for subject %q", p.ID(), subject)}
+	switch {
+	case subject == "" && p.Has(RoleAgent) && !p.Has(RoleUser):
+		return nil, &Error{Kind: ErrInvalid, Field: "subject", Msg: "an agent principal must name the subject it acts for (subject, or ?subject= on GETs)"}
+	case subject == "" || subject == p.Name:
+		return &Caller{Principal: p, Subject: p}, nil
+	case p.Has(RoleUser) || !p.HasAny(RoleAgent, RoleAdmin):
+		return nil, denied
+	}
+	var sub *Principal
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		sub, err = tx.Principal(ctx, p.Tenant, subject)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
+		return nil, denied
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{Principal: p, Subject: sub}, nil
+}
+
+// PrincipalInput describes a principal to create.
+type PrincipalInput struct {
+	Tenant, Name string
+	Roles        []string
+	Channels     []string
+	Groups       []string
+}
+
+// AddPrincipal creates a principal (and its tenant, if new) with a fresh
+// Ed25519 key sealed under the server key, and returns its bearer token,
+// which is not stored.
+func (s *Service) AddPrincipal(ctx context.Context, in PrincipalInput) (*Principal, string, error) {
+	if err := ValidName("tenant", in.Tenant); err != nil {
+		return nil, "", err
+	}
+	if err := ValidName("name", in.Name); err != nil {
+		return nil, "", err
+	}
+	if len(in.Roles) == 0 {
+		return nil, "", invalid("role", "give at least one --role (user, agent, reviewer, policy_owner, admin)")
+	}
+	for _, r := range in.Roles {
+		if err := ValidRole(r); err != nil {
+			return nil, "", err
+		}
+	}
+	channels := in.Channels
+	if len(channels) == 0 {
+		channels = DefaultChannels(in.Roles)
+	}
+	for _, c := range channels {
+		if err := ValidChannel(c); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, g := range in.Groups {
+		if err := ValidName("group", g); err != nil {
+			return nil, "", err
+		}
+	}
+	pub, priv, err := tlog.GeneratePrincipalKey()
+	if err != nil {
+		return nil, "", err
+	}
+	p := &Principal{Tenant: in.Tenant, Name: in.Name, Roles: in.Roles, Channels: channels, Groups: in.Groups, PublicKey: pub, CreatedAt: s.now()}
+	sealed, err := s.key.Seal(priv, []byte(p.ID()))
+	if err != nil {
+		return nil, "", err
+	}
+	token, hash := NewToken()
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if _, err := tx.Principal(ctx, p.Tenant, p.Name); err == nil {
+			return conflict("principal %s already exists", p.ID())
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := tx.InsertPrincipal(ctx, p, hash, sealed); err != nil {
+			return err
+		}
+		_, err := s.appendServer(ctx, tx, &tlog.Entry{
+			Tenant: p.Tenant, Transition: "principal",
+			Details: map[string]string{
+				"name": p.Name, "roles": strings.Join(p.Roles, ","), "channels": strings.Join(p.Channels, ","),
+				"groups": strings.Join(p.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pub)),
+			},
+		})
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return p, token, nil
+}

@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+	"github.com/transparency-dev/merkle/compact"
+)
+
+// queryer is what node reads need: a transaction or the read pool.
+type queryer interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// readNodes fetches node hashes in one query.
+func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, 2*len(ids))
+	b.WriteString(`SELECT level, idx, hash FROM log_nodes WHERE (level, idx) IN (VALUES `)
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("(?,?)")
+		args = append(args, id.Level, id.Index)
+	}
+	b.WriteString(")")
+	rows, err := q.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got := make(map[compact.NodeID][]byte, len(ids))
+	for rows.Next() {
+		var level uint
+		var idx uint64
+		var h []byte
+		if err := rows.Scan(&level, &idx, &h); err != nil {
+			return nil, err
+		}
+		got[compact.NewNodeID(level, idx)] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		h, ok := got[id]
+		if !ok {
+			return nil, fmt.Errorf("node %d/%d: %w", id.Level, id.Index, tlog.ErrMissingNode)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+type txNodes struct{ tx *sql.Tx }
+
+func (n txNodes) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, n.tx, ids)
+}
+
+func logSize(ctx context.Context, q queryer) (uint64, error) {
+	var n sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT MAX(idx) FROM log_leaves`).Scan(&n); err != nil {
+		return 0, err
+	}
+	if !n.Valid {
+		return 0, nil
+	}
+	return uint64(n.Int64) + 1, nil
+}
+
+// AppendLeaf appends a leaf and the tree nodes it completes.
+func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
+	if t.ro {
+		return 0, errReadOnly
+	}
+	size, err := logSize(ctx, t.tx)
+	if err != nil {
+		return 0, err
+	}
+	nodes, _, err := tlog.Append(ctx, txNodes{t.tx}, size, tlog.LeafHash(leaf))
+	if err != nil {
+		return 0, err
+	}
+	if err := t.exec(ctx, `INSERT INTO log_leaves (idx, tenant, data) VALUES (?,?,?)`, size, tenant, leaf); err != nil {
+		return 0, err
+	}
+	for _, n := range nodes {
+		if err := t.exec(ctx, `INSERT INTO log_nodes (level, idx, hash) VALUES (?,?,?)`, n.ID.Level, n.ID.Index, n.Hash); err != nil {
+			return 0, err
+		}
+	}
+	return size, nil
+}
+
+// LogSize is the number of leaves.
+func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, s.r) }
+
+// Leaves returns the leaves in [start, end).
+func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []custody.Leaf
+	for rows.Next() {
+		var l custody.Leaf
+		if err := rows.Scan(&l.Index, &l.Tenant, &l.Data); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Nodes reads stored tree nodes (tlog.NodeReader).
+func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, s.r, ids)
+}
+
+// SaveCheckpoint stores a signed checkpoint.
+func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO checkpoints (size, note) VALUES (?,?) ON CONFLICT (size) DO NOTHING`, size, note)
+	return err
+}
+
+// LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.
+func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	var size uint64
+	var note []byte
+	err := s.r.QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, custody.ErrNotFound
+	}
+	return size, note, err
+}

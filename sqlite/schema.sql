@@ -1,0 +1,128 @@
+-- custody SQLite schema, version 1.
+CREATE TABLE IF NOT EXISTS meta (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS principals (
+  tenant     TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  roles      TEXT NOT NULL,
+  channels   TEXT NOT NULL,
+  groups_    TEXT NOT NULL,
+  public_key BLOB NOT NULL,
+  sealed_key BLOB NOT NULL,
+  token_hash BLOB NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, name)
+);
+
+CREATE TABLE IF NOT EXISTS records (
+  rid            INTEGER PRIMARY KEY,
+  id             TEXT NOT NULL UNIQUE,
+  tenant         TEXT NOT NULL,
+  owner          TEXT NOT NULL,
+  namespace      TEXT NOT NULL,
+  key            TEXT NOT NULL,
+  class          TEXT NOT NULL,
+  body           TEXT NOT NULL,
+  channel        TEXT NOT NULL,
+  writer         TEXT NOT NULL,
+  source_ref     TEXT NOT NULL,
+  authority      INTEGER NOT NULL,
+  audience       TEXT NOT NULL,
+  state          TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  expires_at     INTEGER,
+  version        INTEGER NOT NULL,
+  log_index      INTEGER NOT NULL,
+  policy_version TEXT NOT NULL,
+  session        TEXT NOT NULL,
+  parents        TEXT NOT NULL,
+  erased         INTEGER NOT NULL,
+  receipt        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_key   ON records (tenant, owner, namespace, key, version);
+CREATE INDEX IF NOT EXISTS records_owner ON records (tenant, owner, state, id);
+CREATE INDEX IF NOT EXISTS records_aud   ON records (tenant, audience, state, id);
+CREATE INDEX IF NOT EXISTS records_state ON records (state, tenant, id);
+
+-- Search: body and key are ranked; scope holds tenant/owner/audience tokens
+-- so that MATCH itself narrows the candidates (weight 0 in bm25).
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+  body, key, scope, content='', contentless_delete=1, tokenize='unicode61'
+);
+-- Gate: normalised body and key, trigram-indexed for substring lookups.
+CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(
+  norm, content='', contentless_delete=1, tokenize='trigram'
+);
+
+CREATE TABLE IF NOT EXISTS edges (
+  tenant TEXT NOT NULL,
+  parent TEXT NOT NULL,
+  child  TEXT NOT NULL,
+  weight REAL NOT NULL,
+  PRIMARY KEY (parent, child)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS tombstones (
+  tenant TEXT NOT NULL,
+  id     TEXT NOT NULL,
+  state  TEXT NOT NULL,
+  PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS policies (
+  seq        INTEGER PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  text       BLOB NOT NULL,
+  actor      TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS policies_tenant ON policies (tenant, seq);
+
+CREATE TABLE IF NOT EXISTS sessions (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  opener     TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS observations (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  session    TEXT NOT NULL,
+  channel    TEXT NOT NULL,
+  text       TEXT NOT NULL,
+  source_ref TEXT NOT NULL,
+  authority  INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observations_session ON observations (tenant, session, id);
+
+CREATE TABLE IF NOT EXISTS grants (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  digest     TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  used_at    INTEGER
+);
+CREATE INDEX IF NOT EXISTS grants_digest ON grants (tenant, subject, digest, used_at);
+
+CREATE TABLE IF NOT EXISTS log_leaves (
+  idx    INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  data   BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS log_nodes (
+  level INTEGER NOT NULL,
+  idx   INTEGER NOT NULL,
+  hash  BLOB NOT NULL,
+  PRIMARY KEY (level, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checkpoints (
+  size       INTEGER PRIMARY KEY,
+  note       BLOB NOT NULL
+);

@@ -1,0 +1,358 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// txn implements custody.Tx over one SQL transaction.
+type txn struct {
+	tx *sql.Tx
+	ro bool
+}
+
+var _ custody.Tx = (*txn)(nil)
+
+var errReadOnly = errors.New("sqlite: write in a read-only transaction")
+
+func (t *txn) exec(ctx context.Context, q string, args ...any) error {
+	if t.ro {
+		return errReadOnly
+	}
+	_, err := t.tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, error) {
+	r, _, err := scanRecord(t.tx.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.id = ? AND r.tenant = ?`, id, tenant))
+	return r, notFound(err)
+}
+
+func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*custody.Record, error) {
+	r, _, err := scanRecord(t.tx.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r
+ WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.state = 'admitted'
+ ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
+	var v int
+	err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM records
+ WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ?`, tenant, owner, ns, key).Scan(&v)
+	return v, err
+}
+
+func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
+	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records r
+ WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? ORDER BY r.version, r.id`, tenant, owner, ns, key)
+}
+
+func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
+	if t.ro {
+		return errReadOnly
+	}
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
+ source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
+		int(r.Authority), r.Audience, string(r.State), r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
+		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, jsonText(r.Receipt))
+	if err != nil {
+		return err
+	}
+	rid, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if err := t.index(ctx, rid, r); err != nil {
+		return err
+	}
+	for _, e := range r.Parents {
+		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight) VALUES (?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// index writes a record's search rows.
+func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
+	if r.Erased {
+		return nil
+	}
+	if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key, scope) VALUES (?,?,?,?)`, rid, r.Body, r.Key, scopeText(r)); err != nil {
+		return err
+	}
+	return t.exec(ctx, `INSERT INTO records_tri (rowid, norm) VALUES (?,?)`, rid,
+		custody.NormalizeValue(r.Body)+" "+custody.NormalizeValue(r.Key))
+}
+
+func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
+	var rid int64
+	var wasErased bool
+	if err := t.tx.QueryRowContext(ctx, `SELECT rid, erased FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased); err != nil {
+		return notFound(err)
+	}
+	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
+ parents = ?, erased = ?, receipt = ? WHERE rid = ?`,
+		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, jsonText(r.Parents), r.Erased,
+		jsonText(r.Receipt), rid)
+	if err != nil {
+		return err
+	}
+	if r.Erased && !wasErased {
+		if err := t.exec(ctx, `DELETE FROM records_fts WHERE rowid = ?`, rid); err != nil {
+			return err
+		}
+		if err := t.exec(ctx, `DELETE FROM records_tri WHERE rowid = ?`, rid); err != nil {
+			return err
+		}
+	}
+	// Edges follow the parents (a rebuild may drop weak parents that are out).
+	if err := t.exec(ctx, `DELETE FROM edges WHERE child = ?`, r.ID); err != nil {
+		return err
+	}
+	for _, e := range r.Parents {
+		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight) VALUES (?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT child FROM edges WHERE parent = ? AND tenant = ? ORDER BY child`, id, tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) InState(ctx context.Context, tenant string, states []custody.State, after string, limit int) ([]*custody.Record, error) {
+	q := `SELECT ` + recordCols + ` FROM records r WHERE r.state IN (` + strings.TrimSuffix(strings.Repeat("?,", len(states)), ",") + `)`
+	var args []any
+	for _, s := range states {
+		args = append(args, string(s))
+	}
+	if tenant != "" {
+		q += ` AND r.tenant = ?`
+		args = append(args, tenant)
+	}
+	if after != "" {
+		q += ` AND r.id > ?`
+		args = append(args, after)
+	}
+	q += ` ORDER BY r.id LIMIT ?`
+	return queryRecords(ctx, t.tx, q, append(args, limit)...)
+}
+
+func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
+	if len([]rune(text)) < 3 {
+		return nil, nil
+	}
+	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
+	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records_tri JOIN records r ON r.rid = records_tri.rowid
+ WHERE records_tri MATCH ? AND r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, tenant, limit)
+}
+
+func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.Record) error) error {
+	q := `SELECT ` + recordCols + ` FROM records r`
+	var args []any
+	if tenant != "" {
+		q += ` WHERE r.tenant = ?`
+		args = append(args, tenant)
+	}
+	rows, err := t.tx.QueryContext(ctx, q+` ORDER BY r.rid`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, _, err := scanRecord(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (t *txn) InsertPrincipal(ctx context.Context, p *custody.Principal, tokenHash, sealedKey []byte) error {
+	return t.exec(ctx, `INSERT INTO principals (tenant, name, roles, channels, groups_, public_key, sealed_key, token_hash, created_at)
+ VALUES (?,?,?,?,?,?,?,?,?)`, p.Tenant, p.Name, jsonText(p.Roles), jsonText(p.Channels), jsonText(nonNil(p.Groups)),
+		p.PublicKey, sealedKey, tokenHash, p.CreatedAt.UnixNano())
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at`
+
+func scanPrincipal(sc scanner) (*custody.Principal, error) {
+	var p custody.Principal
+	var roles, channels, groups string
+	var created int64
+	if err := sc.Scan(&p.Tenant, &p.Name, &roles, &channels, &groups, &p.PublicKey, &created); err != nil {
+		return nil, notFound(err)
+	}
+	p.CreatedAt = time.Unix(0, created).UTC()
+	for _, f := range []struct {
+		s   string
+		dst *[]string
+	}{{roles, &p.Roles}, {channels, &p.Channels}, {groups, &p.Groups}} {
+		if err := json.Unmarshal([]byte(f.s), f.dst); err != nil {
+			return nil, fmt.Errorf("principal %s/%s: %w", p.Tenant, p.Name, err)
+		}
+	}
+	return &p, nil
+}
+
+func (t *txn) Principal(ctx context.Context, tenant, name string) (*custody.Principal, error) {
+	return scanPrincipal(t.tx.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = ? AND name = ?`, tenant, name))
+}
+
+// Principals lists every principal (for verify).
+func (t *txn) Principals(ctx context.Context) ([]*custody.Principal, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+principalCols+` FROM principals ORDER BY tenant, name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*custody.Principal
+	for rows.Next() {
+		p, err := scanPrincipal(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PrincipalByToken resolves a token hash.
+func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Principal, error) {
+	p, err := scanPrincipal(s.r.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE token_hash = ?`, hash))
+	if err != nil && !errors.Is(err, custody.ErrNotFound) {
+		return nil, unavailable(err)
+	}
+	return p, err
+}
+
+func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error) {
+	var k []byte
+	err := t.tx.QueryRowContext(ctx, `SELECT sealed_key FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&k)
+	return k, notFound(err)
+}
+
+func (t *txn) Policy(ctx context.Context, tenant string) ([]byte, error) {
+	var text []byte
+	err := t.tx.QueryRowContext(ctx, `SELECT text FROM policies WHERE tenant = ? ORDER BY seq DESC LIMIT 1`, tenant).Scan(&text)
+	return text, notFound(err)
+}
+
+func (t *txn) SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error {
+	return t.exec(ctx, `INSERT INTO policies (tenant, text, actor, created_at) VALUES (?,?,?,?)`, tenant, text, actor, at.UnixNano())
+}
+
+func (t *txn) InsertSession(ctx context.Context, s *custody.Session) error {
+	return t.exec(ctx, `INSERT INTO sessions (id, tenant, subject, opener, created_at) VALUES (?,?,?,?,?)`,
+		s.ID, s.Tenant, s.Subject, s.Opener, s.CreatedAt.UnixNano())
+}
+
+func (t *txn) Session(ctx context.Context, tenant, id string) (*custody.Session, error) {
+	var s custody.Session
+	var created int64
+	var floor sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, `SELECT s.id, s.tenant, s.subject, s.opener, s.created_at,
+ (SELECT MIN(authority) FROM observations o WHERE o.tenant = s.tenant AND o.session = s.id)
+ FROM sessions s WHERE s.id = ? AND s.tenant = ?`, id, tenant).Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created, &floor)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	s.CreatedAt = time.Unix(0, created).UTC()
+	s.Floor = custody.AuthorityConfirmed
+	if floor.Valid {
+		s.Floor = custody.Authority(floor.Int64)
+	}
+	s.External = s.Floor == custody.AuthorityExternal
+	return &s, nil
+}
+
+func (t *txn) AddObservation(ctx context.Context, o *custody.Observation) error {
+	return t.exec(ctx, `INSERT INTO observations (id, tenant, session, channel, text, source_ref, authority, created_at)
+ VALUES (?,?,?,?,?,?,?,?)`, o.ID, o.Tenant, o.Session, o.Channel, o.Text, o.SourceRef, int(o.Authority), o.CreatedAt.UnixNano())
+}
+
+func (t *txn) Observations(ctx context.Context, tenant, session string) ([]*custody.Observation, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
+ FROM observations WHERE tenant = ? AND session = ? ORDER BY id`, tenant, session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*custody.Observation
+	for rows.Next() {
+		var o custody.Observation
+		var created int64
+		if err := rows.Scan(&o.ID, &o.Tenant, &o.Session, &o.Channel, &o.Text, &o.SourceRef, &o.Authority, &created); err != nil {
+			return nil, err
+		}
+		o.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &o)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) InsertGrant(ctx context.Context, g *custody.Grant) error {
+	return t.exec(ctx, `INSERT INTO grants (id, tenant, subject, digest, actor, created_at) VALUES (?,?,?,?,?,?)`,
+		g.ID, g.Tenant, g.Subject, g.Digest, g.Actor, g.CreatedAt.UnixNano())
+}
+
+func (t *txn) UseGrant(ctx context.Context, tenant, subject, digest string, at time.Time) (bool, error) {
+	if t.ro {
+		return false, errReadOnly
+	}
+	res, err := t.tx.ExecContext(ctx, `UPDATE grants SET used_at = ? WHERE id = (SELECT id FROM grants
+ WHERE tenant = ? AND subject = ? AND digest = ? AND used_at IS NULL ORDER BY id LIMIT 1)`, at.UnixNano(), tenant, subject, digest)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
+	return t.exec(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES (?,?,?)
+ ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))
+}
+
+func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tombstones WHERE tenant = ? AND id = ?`, tenant, id).Scan(&n)
+	return n > 0, err
+}

@@ -1,0 +1,120 @@
+package custody
+
+import (
+	"context"
+	"time"
+
+	"github.com/transparency-dev/merkle/compact"
+)
+
+// Store is what the domain needs of a storage backend. Reads that return
+// records to a subject (Get, List, Search) filter eligibility inside the
+// query — tenant, audience, state and expiry — never after a LIMIT. Every
+// other access goes through a transaction, so a state change and its log
+// entry commit together or not at all.
+type Store interface {
+	// Update runs fn in one write transaction; an error from fn rolls back.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+
+	PrincipalByToken(ctx context.Context, hash []byte) (*Principal, error)
+	Get(ctx context.Context, s Scope, id string) (*Record, error)
+	List(ctx context.Context, s Scope, f ListFilter) ([]*Record, error)
+	Search(ctx context.Context, s Scope, q SearchQuery) ([]Scored, error)
+
+	LogStore
+	Close() error
+}
+
+// LogStore reads the Merkle log: sizes, leaves, tree nodes and checkpoints.
+type LogStore interface {
+	LogSize(ctx context.Context) (uint64, error)
+	Leaves(ctx context.Context, start, end uint64) ([]Leaf, error)
+	Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error)
+	SaveCheckpoint(ctx context.Context, size uint64, note []byte) error
+	LatestCheckpoint(ctx context.Context) (size uint64, note []byte, err error)
+}
+
+// Leaf is one stored log leaf.
+type Leaf struct {
+	Index  uint64
+	Tenant string
+	Data   []byte
+}
+
+// Tx is one transaction. Methods that name a tenant never see another
+// tenant's rows.
+type Tx interface {
+	Record(ctx context.Context, tenant, id string) (*Record, error) // any state; ErrNotFound
+	// Current is the newest admitted version of a key, or nil.
+	Current(ctx context.Context, tenant, owner, namespace, key string) (*Record, error)
+	MaxVersion(ctx context.Context, tenant, owner, namespace, key string) (int, error)
+	Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*Record, error)
+	InsertRecord(ctx context.Context, r *Record) error
+	UpdateRecord(ctx context.Context, r *Record) error
+	// Children lists the ids of records with an edge from id.
+	Children(ctx context.Context, tenant, id string) ([]string, error)
+	// InState lists records of a tenant in one of states, oldest first, after
+	// the id cursor.
+	InState(ctx context.Context, tenant string, states []State, after string, limit int) ([]*Record, error)
+	// Mentioning lists records of the tenant owned by or visible to owner, in
+	// any state, whose body or key contains the words of text.
+	Mentioning(ctx context.Context, tenant, text string, limit int) ([]*Record, error)
+	ScanRecords(ctx context.Context, tenant string, fn func(*Record) error) error
+
+	InsertPrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
+	Principal(ctx context.Context, tenant, name string) (*Principal, error)
+	SealedKey(ctx context.Context, tenant, name string) ([]byte, error)
+
+	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
+	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error
+
+	InsertSession(ctx context.Context, s *Session) error
+	Session(ctx context.Context, tenant, id string) (*Session, error)
+	AddObservation(ctx context.Context, o *Observation) error
+	Observations(ctx context.Context, tenant, session string) ([]*Observation, error)
+
+	InsertGrant(ctx context.Context, g *Grant) error
+	// UseGrant marks an unused grant matching g's tenant, subject and digest
+	// used, and reports whether there was one.
+	UseGrant(ctx context.Context, tenant, subject, digest string, at time.Time) (bool, error)
+
+	// Tombstone registers a retired or rejected id; Tombstoned reports it.
+	Tombstone(ctx context.Context, tenant, id string, state State) error
+	Tombstoned(ctx context.Context, tenant, id string) (bool, error)
+
+	// AppendLeaf adds a leaf to the Merkle log and returns its index.
+	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
+}
+
+// Scope is who a retrieval is for.
+type Scope struct {
+	Tenant  string
+	Subject string
+	Groups  []string
+	Now     time.Time
+}
+
+// ListFilter narrows a listing; zero fields do not filter.
+type ListFilter struct {
+	Namespace string
+	Key       string
+	Class     Class
+	Limit     int
+	After     string // id cursor: return records with ids below it (newest first)
+}
+
+// SearchQuery is a plain-text search.
+type SearchQuery struct {
+	Text      string
+	Namespace string
+	Class     Class
+	Limit     int
+}
+
+// Scored is a search hit: a record and its relevance (higher is better).
+type Scored struct {
+	*Record
+	Score float64 `json:"score"`
+}

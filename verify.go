@@ -1,0 +1,309 @@
+package custody
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/custody-mem/custody/tlog"
+	"github.com/transparency-dev/merkle/compact"
+)
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	// Checkpoints are signed checkpoints kept outside the database (the
+	// server's copy, a user's saved one); the log must be consistent with
+	// each, so a database rolled back to an older copy fails.
+	Checkpoints [][]byte
+	// Progress, if set, is told how many leaves are done out of the total.
+	Progress func(done, total uint64)
+}
+
+// VerifyReport says what Verify checked.
+type VerifyReport struct {
+	Entries     uint64
+	Records     int
+	Principals  int
+	Checkpoints int
+	Root        []byte
+}
+
+// Difference is the first disagreement Verify found.
+type Difference struct{ What string }
+
+func (d *Difference) Error() string { return "verify: " + d.What }
+
+func differ(format string, args ...any) error {
+	return &Difference{What: fmt.Sprintf(format, args...)}
+}
+
+// expected is a record's state as the log says it should be.
+type expected struct {
+	fields   map[string]string
+	state    string
+	bodyHash []byte
+	index    uint64
+}
+
+// Verify recomputes the Merkle tree from the stored leaves, checks every
+// entry's signature against the principal keys the log itself announced,
+// checks the stored checkpoints and those given, replays the log into the
+// expected state of every record, and compares it with the store. It
+// returns a *Difference naming the first disagreement.
+func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
+	rep := &VerifyReport{}
+	size, err := s.store.LogSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Entries = size
+	keys := map[string]ed25519.PublicKey{ServerActor: s.key.PublicKey()}
+	want := map[string]*expected{}
+	var replayErr error
+	leaves := func(yield func(uint64, []byte) bool) {
+		const page = 5000
+		for start := uint64(0); start < size; start += page {
+			ls, err := s.store.Leaves(ctx, start, min(start+page, size))
+			if err != nil {
+				replayErr = err
+				return
+			}
+			for _, l := range ls {
+				if replayErr = replay(l, keys, want); replayErr != nil {
+					return
+				}
+				if !yield(l.Index, l.Data) {
+					return
+				}
+			}
+			if opts.Progress != nil {
+				opts.Progress(min(start+page, size), size)
+			}
+		}
+	}
+	mem, n, root, err := tlog.Rebuild(iter.Seq2[uint64, []byte](leaves), nil)
+	if replayErr != nil {
+		return nil, replayErr
+	}
+	if err != nil {
+		return nil, differ("log leaves: %v", err)
+	}
+	if n != size {
+		return nil, differ("log has %d leaves but its indexes stop at %d (a leaf row was deleted)", size, n)
+	}
+	rep.Root = root
+	if err := s.compareNodes(ctx, mem, size); err != nil {
+		return nil, err
+	}
+	if err := s.checkCheckpoints(ctx, mem, size, opts.Checkpoints, rep); err != nil {
+		return nil, err
+	}
+	if err := s.compareState(ctx, keys, want, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// replay applies one leaf: its signature must verify under the key of its
+// actor as announced earlier in the log, and record transitions update the
+// expected state.
+func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected) error {
+	e, err := tlog.ParseLeaf(l.Data)
+	if err != nil {
+		return differ("log entry %d does not parse: %v", l.Index, err)
+	}
+	if e.Tenant != l.Tenant {
+		return differ("log entry %d: stored tenant %q, entry says %q", l.Index, l.Tenant, e.Tenant)
+	}
+	pub, ok := keys[e.Actor]
+	if !ok {
+		return differ("log entry %d is signed by %q, whom no earlier entry introduced", l.Index, e.Actor)
+	}
+	if err := e.Verify(pub); err != nil {
+		return differ("log entry %d: signature of %s does not verify: %v", l.Index, e.Actor, err)
+	}
+	switch {
+	case e.Transition == "principal":
+		if e.Actor != ServerActor {
+			return differ("log entry %d: principal introduced by %s, not the server", l.Index, e.Actor)
+		}
+		k, err := hex.DecodeString(e.Details["public_key"])
+		if err != nil || len(k) != ed25519.PublicKeySize {
+			return differ("log entry %d: malformed public key", l.Index)
+		}
+		keys[e.Tenant+"/"+e.Details["name"]] = k
+	case e.Transition == "suspend":
+		for _, id := range e.RecordIDs {
+			x, ok := want[e.Tenant+"\x00"+id]
+			if !ok {
+				return differ("log entry %d suspends unknown record %s", l.Index, id)
+			}
+			x.state, x.index = e.NewState, l.Index
+		}
+	case e.RecordID != "":
+		want[e.Tenant+"\x00"+e.RecordID] = &expected{fields: e.Details, state: e.NewState, bodyHash: e.BodyHash, index: l.Index}
+	}
+	return nil
+}
+
+// compareNodes checks every stored perfect-subtree node against the
+// recomputed tree.
+func (s *Service) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uint64) error {
+	var ids []compact.NodeID
+	flush := func() error {
+		if len(ids) == 0 {
+			return nil
+		}
+		got, err := s.store.Nodes(ctx, ids)
+		if err != nil {
+			return differ("tree nodes: %v", err)
+		}
+		wantHashes, err := mem.Nodes(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i := range ids {
+			if !bytes.Equal(got[i], wantHashes[i]) {
+				return differ("tree node level %d index %d differs from the one recomputed from the leaves", ids[i].Level, ids[i].Index)
+			}
+		}
+		ids = ids[:0]
+		return nil
+	}
+	for level := uint(0); size>>level > 0; level++ {
+		for i := uint64(0); i < size>>level; i++ {
+			ids = append(ids, compact.NewNodeID(level, i))
+			if len(ids) == 500 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+func (s *Service) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size uint64, extra [][]byte, rep *VerifyReport) error {
+	var notes [][]byte
+	if _, msg, err := s.store.LatestCheckpoint(ctx); err == nil {
+		notes = append(notes, msg)
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	notes = append(notes, extra...)
+	for i, msg := range notes {
+		what := "the latest stored checkpoint"
+		if i > 0 || len(notes) == len(extra) && len(extra) > 0 && i == 0 {
+			what = "a checkpoint kept outside the store"
+		}
+		cp, err := s.OpenCheckpoint(msg)
+		if err != nil {
+			return differ("%s does not verify: %v", what, err)
+		}
+		if cp.Size > size {
+			return differ("%s covers %d entries but the log has only %d (the store was rolled back or truncated)", what, cp.Size, size)
+		}
+		root, err := tlog.RootHash(ctx, mem, cp.Size)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(root, cp.Root) {
+			return differ("%s (size %d) has a root that the log's leaves do not produce (history was rewritten)", what, cp.Size)
+		}
+		rep.Checkpoints++
+	}
+	return nil
+}
+
+func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.PublicKey, want map[string]*expected, rep *VerifyReport) error {
+	return s.store.View(ctx, func(tx Tx) error {
+		seen := 0
+		err := tx.ScanRecords(ctx, "", func(r *Record) error {
+			x, ok := want[r.Tenant+"\x00"+r.ID]
+			if !ok {
+				return differ("record %s is in the store but not in the log", r.ID)
+			}
+			seen++
+			if err := compareRecord(r, x); err != nil {
+				return err
+			}
+			if pub, ok := keys[r.Writer]; !ok || len(pub) == 0 {
+				return differ("record %s: writer %s is unknown to the log", r.ID, r.Writer)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if seen != len(want) {
+			return differ("the log names %d records but the store holds %d (a record row was deleted)", len(want), seen)
+		}
+		rep.Records = seen
+		if lister, ok := tx.(interface {
+			Principals(context.Context) ([]*Principal, error)
+		}); ok {
+			ps, err := lister.Principals(ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if !bytes.Equal(keys[p.ID()], p.PublicKey) {
+					return differ("principal %s: stored public key differs from the one the log announced", p.ID())
+				}
+			}
+			rep.Principals = len(ps)
+		}
+		return nil
+	})
+}
+
+func compareRecord(r *Record, x *expected) error {
+	parents := make([]string, len(r.Parents))
+	for i, p := range r.Parents {
+		parents[i] = p.ID + "=" + strconv.FormatFloat(p.Weight, 'g', -1, 64)
+	}
+	got := map[string]string{
+		"owner": r.Owner, "namespace": r.Namespace, "key": r.Key, "class": string(r.Class), "channel": r.Channel,
+		"writer": r.Writer, "source_ref": r.SourceRef, "audience": r.Audience, "expires_at": fmtTime(r.ExpiresAt),
+		"version": strconv.Itoa(r.Version), "parents": strings.Join(parents, ","), "session": r.Session,
+		"erased": strconv.FormatBool(r.Erased), "created_at": fmtTime(&r.CreatedAt),
+	}
+	for k, v := range got {
+		if x.fields[k] != v {
+			return differ("record %s: %s is %q in the store but %q in the log", r.ID, k, v, x.fields[k])
+		}
+	}
+	if r.Authority.String() != x.fields["authority"] {
+		return differ("record %s: authority is %q in the store but %q in the log", r.ID, r.Authority, x.fields["authority"])
+	}
+	if string(r.State) != x.state {
+		return differ("record %s: state is %q in the store but %q in the log", r.ID, r.State, x.state)
+	}
+	if r.LogIndex != x.index {
+		return differ("record %s: log index is %d in the store but its last entry is %d", r.ID, r.LogIndex, x.index)
+	}
+	if !r.Erased && !bytes.Equal(BodyHash(r.Body), x.bodyHash) {
+		return differ("record %s: body does not match the hash in the log", r.ID)
+	}
+	if r.Erased && r.Body != "" {
+		return differ("record %s: erased but still holds a body", r.ID)
+	}
+	return nil
+}
+
+// ReadCheckpointFile reads a checkpoint kept outside the store; a missing
+// file is no checkpoint.
+func ReadCheckpointFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
