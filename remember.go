@@ -153,7 +153,7 @@ func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh
 			return nil, err
 		}
 		in.HasSession = true
-		if ChannelKind(r.Channel) == ChannelAgent {
+		if ChannelKind(r.Channel) == ChannelAgent && !s.opts.DisableLineage {
 			r.Authority = min(r.Authority, sess.Floor)
 		}
 	}
@@ -161,7 +161,10 @@ func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh
 	if err != nil {
 		return nil, err
 	}
-	in.Derived = len(r.Parents) > 0
+	if s.opts.DisableLineage {
+		lin = lineage{authority: AuthorityConfirmed, audience: AudienceTenant}
+	}
+	in.Derived = len(r.Parents) > 0 && !s.opts.DisableLineage
 	r.Authority = min(r.Authority, lin.authority)
 	r.Audience = narrowAudience(r.Audience, lin.audience)
 	in.Authority, in.Audience = r.Authority, r.Audience

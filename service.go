@@ -52,6 +52,11 @@ type Options struct {
 	Now func() time.Time
 	// LogOrigin names the log in checkpoints. Default DefaultLogOrigin.
 	LogOrigin string
+	// DisableLineage turns off non-amplification and the session floor: a
+	// derived or in-session write keeps its channel's authority. It exists
+	// to measure what lineage buys (poisonbench's defence cells); never set
+	// it in production.
+	DisableLineage bool
 	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
 	// outside the database so verify can detect a rolled-back store.
 	CheckpointFile string
