@@ -96,3 +96,18 @@ func (e *env) searchBodies(c *custody.Caller, q string) []string {
 	}
 	return out
 }
+
+// reopen opens another service on the store file at path with e's key.
+func reopen(t *testing.T, e *env, path string) *env {
+	t.Helper()
+	st, err := sqlite.Open(e.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e2 := &env{t: t, ctx: e.ctx, store: st, now: e.now}
+	if e2.svc, err = custody.New(st, e.svc.ServerKey(), custody.Options{Now: func() time.Time { return e2.now }}); err != nil {
+		t.Fatal(err)
+	}
+	return e2
+}

@@ -41,12 +41,12 @@ type GateInput struct {
 
 // GateDecision is the gate's answer.
 type GateDecision struct {
-	Decision string    `json:"decision"`
-	Risk     Risk      `json:"risk"`
-	Required Authority `json:"required"`
-	Observed Authority `json:"observed"`
-	Reasons  []string  `json:"reasons"`
-	Offending []string `json:"offending,omitempty"`
+	Decision  string    `json:"decision"`
+	Risk      Risk      `json:"risk"`
+	Required  Authority `json:"required"`
+	Observed  Authority `json:"observed"`
+	Reasons   []string  `json:"reasons"`
+	Offending []string  `json:"offending,omitempty"`
 	// ConfirmDigest names this exact action and arguments; the owner confirms
 	// it with ConfirmAction, and the next identical gate call is allowed once.
 	ConfirmDigest string `json:"confirm_digest,omitempty"`

@@ -91,7 +91,7 @@ func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
 			"authority": r.Authority.String(), "audience": r.Audience,
 			"expires_at": fmtTime(r.ExpiresAt), "version": strconv.Itoa(r.Version),
 			"parents": strings.Join(parents, ","), "session": r.Session,
-			"erased": strconv.FormatBool(r.Erased),
+			"erased":     strconv.FormatBool(r.Erased),
 			"created_at": fmtTime(&r.CreatedAt),
 		},
 	}

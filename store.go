@@ -66,6 +66,9 @@ type Tx interface {
 	InsertPrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
 	Principal(ctx context.Context, tenant, name string) (*Principal, error)
 	SealedKey(ctx context.Context, tenant, name string) ([]byte, error)
+	// Principals lists a tenant's principals ("" = all), by tenant and name.
+	Principals(ctx context.Context, tenant string) ([]*Principal, error)
+	TokenHash(ctx context.Context, tenant, name string) ([]byte, error)
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error

@@ -246,20 +246,16 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 			return differ("the log names %d records but the store holds %d (a record row was deleted)", len(want), seen)
 		}
 		rep.Records = seen
-		if lister, ok := tx.(interface {
-			Principals(context.Context) ([]*Principal, error)
-		}); ok {
-			ps, err := lister.Principals(ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range ps {
-				if !bytes.Equal(keys[p.ID()], p.PublicKey) {
-					return differ("principal %s: stored public key differs from the one the log announced", p.ID())
-				}
-			}
-			rep.Principals = len(ps)
+		ps, err := tx.Principals(ctx, "")
+		if err != nil {
+			return err
 		}
+		for _, p := range ps {
+			if !bytes.Equal(keys[p.ID()], p.PublicKey) {
+				return differ("principal %s: stored public key differs from the one the log announced", p.ID())
+			}
+		}
+		rep.Principals = len(ps)
 		return nil
 	})
 }

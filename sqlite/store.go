@@ -79,6 +79,9 @@ func (s *Store) Close() error {
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
 // DB exposes the writer connection for offline tools and tests that need
 // raw access (tamper tests, benchmarks).
 func (s *Store) DB() *sql.DB { return s.w }

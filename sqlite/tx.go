@@ -236,9 +236,8 @@ func (t *txn) Principal(ctx context.Context, tenant, name string) (*custody.Prin
 	return scanPrincipal(t.tx.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = ? AND name = ?`, tenant, name))
 }
 
-// Principals lists every principal (for verify).
-func (t *txn) Principals(ctx context.Context) ([]*custody.Principal, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+principalCols+` FROM principals ORDER BY tenant, name`)
+func (t *txn) Principals(ctx context.Context, tenant string) ([]*custody.Principal, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+principalCols+` FROM principals WHERE ? = '' OR tenant = ? ORDER BY tenant, name`, tenant, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +260,12 @@ func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Pri
 		return nil, unavailable(err)
 	}
 	return p, err
+}
+
+func (t *txn) TokenHash(ctx context.Context, tenant, name string) ([]byte, error) {
+	var h []byte
+	err := t.tx.QueryRowContext(ctx, `SELECT token_hash FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&h)
+	return h, notFound(err)
 }
 
 func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error) {

@@ -1,0 +1,251 @@
+package custody
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/custody-mem/custody/tlog"
+)
+
+// SnapshotVersion is the format version of export files.
+const SnapshotVersion = 1
+
+// Snapshot is a signed export of one tenant: its principals (with their
+// token hashes and sealed keys, so tokens keep working after a restore on
+// the same server key), every record in every state with its lineage, the
+// registry of retired and rejected ids, and the checkpoint it was taken at.
+type Snapshot struct {
+	Version    int                 `json:"version"`
+	Tenant     string              `json:"tenant"`
+	Origin     string              `json:"origin"`
+	TakenAt    time.Time           `json:"taken_at"`
+	Checkpoint string              `json:"checkpoint"`
+	Principals []SnapshotPrincipal `json:"principals"`
+	Records    []*Record           `json:"records"`
+	Registry   []RegistryEntry     `json:"registry"`
+}
+
+// SnapshotPrincipal is a principal as exported.
+type SnapshotPrincipal struct {
+	Principal
+	TokenHash []byte `json:"token_hash"`
+	SealedKey []byte `json:"sealed_key"`
+}
+
+// RegistryEntry is a retired or rejected id.
+type RegistryEntry struct {
+	ID    string `json:"id"`
+	State State  `json:"state"`
+}
+
+// signedSnapshot is the file: the snapshot's exact bytes and the server's
+// Ed25519 signature over them.
+type signedSnapshot struct {
+	Snapshot  json.RawMessage `json:"snapshot"`
+	Signature []byte          `json:"signature"`
+}
+
+// Export writes a signed snapshot of a tenant to w.
+func (s *Service) Export(ctx context.Context, tenant string, w io.Writer) (*Snapshot, error) {
+	if err := ValidName("tenant", tenant); err != nil {
+		return nil, err
+	}
+	cp, err := s.Checkpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Version: SnapshotVersion, Tenant: tenant, Origin: s.opts.LogOrigin, TakenAt: s.now(), Checkpoint: string(cp),
+		Principals: []SnapshotPrincipal{}, Records: []*Record{}, Registry: []RegistryEntry{}}
+	err = s.store.View(ctx, func(tx Tx) error {
+		ps, err := tx.Principals(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			return notFound("tenant " + tenant)
+		}
+		for _, p := range ps {
+			th, err := tx.TokenHash(ctx, p.Tenant, p.Name)
+			if err != nil {
+				return err
+			}
+			sk, err := tx.SealedKey(ctx, p.Tenant, p.Name)
+			if err != nil {
+				return err
+			}
+			snap.Principals = append(snap.Principals, SnapshotPrincipal{Principal: *p, TokenHash: th, SealedKey: sk})
+		}
+		return tx.ScanRecords(ctx, tenant, func(r *Record) error {
+			snap.Records = append(snap.Records, r)
+			if r.State.Terminal() {
+				snap.Registry = append(snap.Registry, RegistryEntry{ID: r.ID, State: r.State})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(snap)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(signedSnapshot{Snapshot: body, Signature: ed25519.Sign(s.key.SigningKey(), body)})
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return snap, err
+}
+
+// RestoreReport says what a restore did.
+type RestoreReport struct {
+	Tenant     string   `json:"tenant"`
+	Principals int      `json:"principals"`
+	Restored   int      `json:"restored"`
+	Skipped    int      `json:"skipped"`  // already in the store
+	Withheld   []string `json:"withheld"` // ids restored but kept ineligible by the registry
+}
+
+// ErrBadSnapshot means a snapshot was tampered with, is foreign (signed by
+// another server key or for another log), or is malformed.
+var ErrBadSnapshot = errors.New("bad snapshot")
+
+func badSnapshot(format string, args ...any) error {
+	return &Error{Kind: ErrBadSnapshot, Msg: "snapshot refused: " + fmt.Sprintf(format, args...)}
+}
+
+// OpenSnapshot checks a snapshot's signature and checkpoint and decodes it.
+func (s *Service) OpenSnapshot(data []byte) (*Snapshot, error) {
+	var ss signedSnapshot
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ss); err != nil {
+		return nil, badSnapshot("not a custody snapshot (%v)", err)
+	}
+	if !ed25519.Verify(s.key.PublicKey(), ss.Snapshot, ss.Signature) {
+		return nil, badSnapshot("its signature does not verify under this server's key: it was altered, or exported by another server")
+	}
+	var snap Snapshot
+	dec = json.NewDecoder(bytes.NewReader(ss.Snapshot))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&snap); err != nil {
+		return nil, badSnapshot("malformed contents (%v)", err)
+	}
+	if snap.Version != SnapshotVersion {
+		return nil, badSnapshot("format version %d; this server reads %d", snap.Version, SnapshotVersion)
+	}
+	if snap.Origin != s.opts.LogOrigin {
+		return nil, badSnapshot("it belongs to log %q, not %q", snap.Origin, s.opts.LogOrigin)
+	}
+	if _, err := s.OpenCheckpoint([]byte(snap.Checkpoint)); err != nil {
+		return nil, badSnapshot("its checkpoint does not verify: %v", err)
+	}
+	return &snap, nil
+}
+
+// Restore loads a snapshot. Records already in the store are left as the
+// store has them. A record the store's registry or the snapshot's registry
+// names as retired or rejected, or that the snapshot holds as suspended,
+// never becomes eligible: it is restored in that state. Every restored
+// principal and record is a log entry. progress, if set, is told the count.
+func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, total uint64)) (*RestoreReport, error) {
+	snap, err := s.OpenSnapshot(data)
+	if err != nil {
+		return nil, err
+	}
+	rep := &RestoreReport{Tenant: snap.Tenant, Withheld: []string{}}
+	registry := map[string]State{}
+	for _, e := range snap.Registry {
+		registry[e.ID] = e.State
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		for _, p := range snap.Principals {
+			if p.Tenant != snap.Tenant {
+				return badSnapshot("principal %s is not of tenant %s", p.ID(), snap.Tenant)
+			}
+			if _, err := tx.Principal(ctx, p.Tenant, p.Name); err == nil {
+				continue
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			pp := p.Principal
+			if err := tx.InsertPrincipal(ctx, &pp, p.TokenHash, p.SealedKey); err != nil {
+				return err
+			}
+			if _, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: pp.Tenant, Transition: "principal",
+				Details: map[string]string{"name": pp.Name, "roles": strings.Join(pp.Roles, ","), "channels": strings.Join(pp.Channels, ","),
+					"groups": strings.Join(pp.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pp.PublicKey)), "restored": "true"}}); err != nil {
+				return err
+			}
+			rep.Principals++
+		}
+		for i, r := range snap.Records {
+			if progress != nil && i%1000 == 0 {
+				progress(uint64(i), uint64(len(snap.Records)))
+			}
+			if err := s.restoreRecord(ctx, tx, snap, r, registry, rep); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func (s *Service) restoreRecord(ctx context.Context, tx Tx, snap *Snapshot, r *Record, registry map[string]State, rep *RestoreReport) error {
+	if r.Tenant != "" && r.Tenant != snap.Tenant {
+		return badSnapshot("record %s is not of tenant %s", r.ID, snap.Tenant)
+	}
+	r.Tenant = snap.Tenant
+	if !validID(r.ID) {
+		return badSnapshot("record id %q is malformed", r.ID)
+	}
+	if _, err := tx.Record(ctx, r.Tenant, r.ID); err == nil {
+		rep.Skipped++
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	prev := r.State
+	if st, ok := registry[r.ID]; ok && st.Terminal() {
+		r.State = st
+	}
+	if dead, err := tx.Tombstoned(ctx, r.Tenant, r.ID); err != nil {
+		return err
+	} else if dead && !r.State.Terminal() {
+		r.State = StateRetired
+	}
+	if r.State != prev || (r.State != StateAdmitted && prev == StateAdmitted) {
+		rep.Withheld = append(rep.Withheld, r.ID)
+	}
+	actorTenant, actorName, _ := strings.Cut(r.Writer, "/")
+	if _, err := tx.Principal(ctx, actorTenant, actorName); err != nil {
+		return badSnapshot("record %s: writer %s is not a principal of the snapshot or the store", r.ID, r.Writer)
+	}
+	rc := r.Receipt
+	if rc == nil {
+		rc = &Receipt{Decision: r.State, PolicyVersion: r.PolicyVersion}
+	}
+	rc.Reason = "restored from a snapshot taken at " + snap.TakenAt.Format(time.RFC3339) + "; " + rc.Reason
+	want := r.State
+	r.State = ""
+	if err := s.transition(ctx, tx, nil, r, "restore", want, rc); err != nil {
+		return err
+	}
+	if err := tx.InsertRecord(ctx, r); err != nil {
+		return err
+	}
+	rep.Restored++
+	return nil
+}

@@ -1,0 +1,131 @@
+package custody_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// workload leaves a store with admitted, quarantined, confirmed, derived and
+// suspended records and a checkpoint.
+func workload(t *testing.T, e *env) (ids []string) {
+	l := &lineageEnv{env: e}
+	alice := e.principal("acme", "alice", []string{"user"}, nil, nil)
+	h := e.principal("acme", "harness", []string{"agent"}, []string{"agent", "tool:email", "derive"}, nil)
+	rev := e.principal("acme", "rev", []string{"reviewer"}, nil, nil)
+	l.alice, l.harness, l.rev = e.act(alice, ""), e.act(h, "alice"), e.act(rev, "")
+	a := e.remember(l.alice, custody.Candidate{Namespace: "n", Key: "payee_account", Class: "fact", Body: "ACCT-1042", Channel: "user"})
+	q := e.remember(l.harness, custody.Candidate{Namespace: "n", Key: "payee_account", Class: "fact", Body: "ACCT-7777", Channel: "tool:email"})
+	ep := e.remember(l.harness, custody.Candidate{Namespace: "n", Class: "episode", Body: "newsletter", Channel: "tool:email"})
+	s := e.remember(l.harness, custody.Candidate{Namespace: "n", Class: "episode", Body: "digest", Channel: "derive", DerivedFrom: []custody.Edge{{ID: ep.ID, Weight: 1}}})
+	if _, err := e.svc.Quarantine(e.ctx, l.rev, ep.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Checkpoint(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return []string{a.ID, q.ID, ep.ID, s.ID}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sql  string
+		want string
+	}{
+		{"body byte", `UPDATE records SET body = 'ACCT-1043' WHERE body = 'ACCT-1042'`, "body"},
+		{"state", `UPDATE records SET state = 'admitted' WHERE state = 'quarantined'`, "state"},
+		{"owner", `UPDATE records SET owner = 'bob' WHERE body = 'ACCT-1042'`, "owner"},
+		{"audience", `UPDATE records SET audience = 'tenant' WHERE body = 'ACCT-1042'`, "audience"},
+		{"authority", `UPDATE records SET authority = 4 WHERE body = 'ACCT-7777'`, "authority"},
+		{"log entry", `UPDATE log_leaves SET data = CAST(REPLACE(CAST(data AS TEXT), 'quarantined', 'admittedxxx') AS BLOB) WHERE idx = 4`, "log"},
+		{"signature", `UPDATE log_leaves SET data = substr(data, 1, length(data) - 1) || CASE WHEN substr(data, -1) = x'00' THEN x'01' ELSE x'00' END WHERE idx = 5`, "signature"},
+		{"deleted record", `DELETE FROM records WHERE body = 'digest'`, "deleted"},
+		{"deleted leaf", `DELETE FROM log_leaves WHERE idx = 3`, "leaf"},
+		{"reordered leaves", `UPDATE log_leaves SET idx = CASE idx WHEN 4 THEN 5 WHEN 5 THEN 4 END WHERE idx IN (4, 5)`, ""},
+		{"tree node", `UPDATE log_nodes SET hash = zeroblob(32) WHERE level = 1 AND idx = 0`, "tree node"},
+		{"public key", `UPDATE principals SET public_key = zeroblob(32) WHERE name = 'alice'`, "public key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, custody.Options{})
+			workload(t, e)
+			if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
+				t.Fatalf("clean store: %v", err)
+			}
+			if tc.name == "reordered leaves" {
+				// Swap two rows through a free index.
+				for _, q := range []string{`UPDATE log_leaves SET idx = -1 WHERE idx = 4`, `UPDATE log_leaves SET idx = 4 WHERE idx = 5`, `UPDATE log_leaves SET idx = 5 WHERE idx = -1`} {
+					if _, err := e.store.DB().Exec(q); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else if _, err := e.store.DB().Exec(tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.svc.Verify(e.ctx, custody.VerifyOptions{})
+			var d *custody.Difference
+			if !errors.As(err, &d) {
+				t.Fatalf("verify after tampering: err = %v, want a difference", err)
+			}
+			if !strings.Contains(d.What, tc.want) {
+				t.Errorf("difference %q does not name %q", d.What, tc.want)
+			}
+		})
+	}
+}
+
+// A database rolled back to an older copy fails against a checkpoint kept
+// outside it.
+func TestVerifyDetectsRollback(t *testing.T) {
+	e := newEnv(t, custody.Options{})
+	workload(t, e)
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	if _, err := e.store.DB().Exec(`VACUUM INTO ?`, old); err != nil {
+		t.Fatal(err)
+	}
+	alice := e.act(e.principal("acme", "zed", []string{"user"}, nil, nil), "")
+	e.remember(alice, custody.Candidate{Namespace: "n", Class: "fact", Body: "later", Channel: "user"})
+	cp, err := e.svc.Checkpoint(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{Checkpoints: [][]byte{cp}}); err != nil {
+		t.Fatalf("current store against its checkpoint: %v", err)
+	}
+	// Put the old copy in place of the store.
+	dbPath := e.store.Path()
+	e.store.Close()
+	copyFile(t, old, dbPath)
+	os.Remove(dbPath + "-wal")
+	os.Remove(dbPath + "-shm")
+	e2 := reopen(t, e, dbPath)
+	_, err = e2.svc.Verify(e.ctx, custody.VerifyOptions{Checkpoints: [][]byte{cp}})
+	var d *custody.Difference
+	if !errors.As(err, &d) || !strings.Contains(d.What, "rolled back") {
+		t.Fatalf("rolled-back store: %v", err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
