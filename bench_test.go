@@ -1,0 +1,159 @@
+package custody_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// benchRecords is the store size for the benchmarks: CUSTODY_BENCH_RECORDS,
+// default 10,000. Run: CUSTODY_BENCH_RECORDS=100000 go test -run x -bench . -benchtime 2000x .
+func benchRecords() int {
+	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_RECORDS")); err == nil && n > 0 {
+		return n
+	}
+	return 10000
+}
+
+var words = []string{"invoice", "meeting", "travel", "payroll", "garden", "recipe", "flight", "doctor", "school", "budget",
+	"concert", "library", "hiking", "tax", "insurance", "birthday", "dentist", "plumber", "holiday", "report"}
+
+// term is word j of a synthetic 5,000-word vocabulary.
+func term(j int) string { return fmt.Sprintf("%s%d", words[j%20], j%5000/20) }
+
+// body is a deterministic eight-word note, so a term matches about 16 of
+// every 10,000 records, as in varied natural text.
+func body(i int) string {
+	s := fmt.Sprintf("note %d:", i)
+	for k := range 8 {
+		s += " " + term(i*7919+k*104729)
+	}
+	return s
+}
+
+// seeded returns a service whose subject alice holds n admitted records.
+func seeded(b *testing.B, n int) (*env, *custody.Caller) {
+	b.Helper()
+	t := &testing.T{}
+	e := newEnv(t, custody.Options{})
+	e.t = t
+	alice := e.act(e.principal("acme", "alice", []string{"user"}, nil, nil), "")
+	for i := range n {
+		if _, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(i), Class: "fact", Body: body(i), Channel: "user"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, alice
+}
+
+// percentiles reports p50 and p99 of per-operation durations.
+func percentiles(b *testing.B, ds []time.Duration) {
+	slices.Sort(ds)
+	if len(ds) == 0 {
+		return
+	}
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+}
+
+func BenchmarkRemember(b *testing.B) {
+	e, alice := seeded(b, benchRecords())
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Class: "episode", Body: body(i), Channel: "user"}); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	percentiles(b, ds)
+}
+
+func BenchmarkGet(b *testing.B) {
+	e, alice := seeded(b, benchRecords())
+	p, err := e.svc.List(e.ctx, alice, custody.ListInput{Limit: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := e.svc.Get(e.ctx, alice, p.Items[i%len(p.Items)].ID); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	percentiles(b, ds)
+}
+
+func BenchmarkSearch(b *testing.B) {
+	e, alice := seeded(b, benchRecords())
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
+		if err != nil || len(hits) == 0 {
+			b.Fatal(err, len(hits))
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	percentiles(b, ds)
+}
+
+func BenchmarkGate(b *testing.B) {
+	e, alice := seeded(b, benchRecords())
+	h := e.act(e.principal("acme", "harness", []string{"agent"}, []string{"agent", "tool:email"}, nil), "alice")
+	pay := e.remember(alice, custody.Candidate{Namespace: "bank", Key: "payee_account", Class: "fact", Body: "ACCT-1042", Channel: "user"})
+	s, _ := e.svc.OpenSession(e.ctx, h)
+	for i := range 50 {
+		e.svc.Observe(e.ctx, h, s.ID, custody.ObservationInput{Channel: "tool:email", Text: body(i)})
+	}
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		d, err := e.svc.Gate(e.ctx, h, custody.GateInput{Action: "send_money", Args: map[string]any{"recipient": "ACCT-1042", "amount": 10}, Justification: []string{pay.ID}, Session: s.ID})
+		if err != nil || d.Decision != custody.GateAllow {
+			b.Fatal(err, d)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	percentiles(b, ds)
+}
+
+// BenchmarkCascade quarantines a source with CUSTODY_BENCH_RECORDS derived
+// descendants (a chain of fan-outs) and rebuilds nothing: one op is one
+// quarantine cascade.
+func BenchmarkCascade(b *testing.B) {
+	n := benchRecords()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		t := &testing.T{}
+		e := newEnv(t, custody.Options{})
+		alice := e.act(e.principal("acme", "alice", []string{"user"}, nil, nil), "")
+		rev := e.act(e.principal("acme", "rev", []string{"reviewer"}, nil, nil), "")
+		root, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "c", Class: "episode", Body: "root", Channel: "user"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range n {
+			if _, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "c", Class: "episode", Body: body(j), Channel: "user",
+				DerivedFrom: []custody.Edge{{ID: root.ID, Weight: 1}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		ids, err := e.svc.Quarantine(e.ctx, rev, root.ID, "")
+		if err != nil || len(ids) != n+1 {
+			b.Fatal(err, len(ids))
+		}
+	}
+}
