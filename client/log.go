@@ -1,0 +1,43 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/custody-mem/custody/httpapi"
+)
+
+// Checkpoint returns the log's signed checkpoint, a C2SP signed note
+// (GET /v1/log/checkpoint).
+func (c *Client) Checkpoint(ctx context.Context) ([]byte, error) {
+	var note []byte
+	if err := c.call(ctx, "GET", "/v1/log/checkpoint", nil, nil, &note); err != nil {
+		return nil, err
+	}
+	return note, nil
+}
+
+// InclusionProof proves that leaf index is in the tree of size.
+func (c *Client) InclusionProof(ctx context.Context, index, size uint64) (*httpapi.InclusionProofResponse, error) {
+	q := url.Values{"index": {strconv.FormatUint(index, 10)}, "size": {strconv.FormatUint(size, 10)}}
+	return do[httpapi.InclusionProofResponse](ctx, c, "GET", "/v1/log/proof/inclusion", q, nil)
+}
+
+// ConsistencyProof proves that the tree of size from is a prefix of the
+// tree of size to.
+func (c *Client) ConsistencyProof(ctx context.Context, from, to uint64) (*httpapi.ConsistencyProofResponse, error) {
+	q := url.Values{"from": {strconv.FormatUint(from, 10)}, "to": {strconv.FormatUint(to, 10)}}
+	return do[httpapi.ConsistencyProofResponse](ctx, c, "GET", "/v1/log/proof/consistency", q, nil)
+}
+
+// LogEntries returns the entries in [start, end), decoded for the caller's
+// tenant (at most 1000 per call).
+func (c *Client) LogEntries(ctx context.Context, start, end uint64) ([]httpapi.LogEntry, error) {
+	q := url.Values{"start": {strconv.FormatUint(start, 10)}, "end": {strconv.FormatUint(end, 10)}}
+	r, err := do[httpapi.LogEntriesResponse](ctx, c, "GET", "/v1/log/entries", q, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.Entries, nil
+}

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/httpapi"
+)
+
+// Remember submits a candidate (POST /v1/memories). Both an admitted and a
+// held candidate are successes: look at the decision's State.
+func (c *Client) Remember(ctx context.Context, req httpapi.MemoryRequest) (*custody.Decision, error) {
+	return do[custody.Decision](ctx, c, "POST", "/v1/memories", nil, req)
+}
+
+// Get returns one eligible record (GET /v1/memories/{id}).
+func (c *Client) Get(ctx context.Context, id, subject string) (*custody.Record, error) {
+	return do[custody.Record](ctx, c, "GET", idPath("/v1/memories/%s", id), subjectQuery(subject), nil)
+}
+
+// ListOptions filter List; zero fields do not filter.
+type ListOptions struct {
+	Namespace, Key, Class, Subject string
+	Limit                          int
+	Cursor                         string
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"namespace": o.Namespace, "key": o.Key, "class": o.Class, "subject": o.Subject, "cursor": o.Cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if o.Limit != 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	return q
+}
+
+// List returns one page of eligible records (GET /v1/memories).
+func (c *Client) List(ctx context.Context, o ListOptions) (*httpapi.ListResponse, error) {
+	return do[httpapi.ListResponse](ctx, c, "GET", "/v1/memories", o.query(), nil)
+}
+
+// Search ranks eligible records against plain text (POST /v1/search).
+func (c *Client) Search(ctx context.Context, req httpapi.SearchRequest) (*httpapi.SearchResponse, error) {
+	return do[httpapi.SearchResponse](ctx, c, "POST", "/v1/search", nil, req)
+}
+
+// History returns the versions of a keyed record (GET /v1/memories/{id}/history).
+func (c *Client) History(ctx context.Context, id, subject string) ([]*custody.Record, error) {
+	var r httpapi.HistoryResponse
+	err := c.call(ctx, "GET", idPath("/v1/memories/%s/history", id), subjectQuery(subject), nil, &r)
+	return r.Items, err
+}
+
+// Lineage returns a record's ancestors and descendants (GET /v1/memories/{id}/lineage).
+func (c *Client) Lineage(ctx context.Context, id, subject string) (*custody.Lineage, error) {
+	return do[custody.Lineage](ctx, c, "GET", idPath("/v1/memories/%s/lineage", id), subjectQuery(subject), nil)
+}
+
+// Confirm is the owner's confirmation of a pending_confirmation write
+// (POST /v1/memories/{id}/confirm).
+func (c *Client) Confirm(ctx context.Context, id, subject string) (*custody.Record, error) {
+	return do[custody.Record](ctx, c, "POST", idPath("/v1/memories/%s/confirm", id), nil, httpapi.SubjectRequest{Subject: subject})
+}
+
+// Quarantine withdraws a record for review and suspends its descendants,
+// returning the affected ids.
+func (c *Client) Quarantine(ctx context.Context, id string, req httpapi.QuarantineRequest) ([]string, error) {
+	var r httpapi.AffectedResponse
+	err := c.call(ctx, "POST", idPath("/v1/memories/%s/quarantine", id), nil, req, &r)
+	return r.Affected, err
+}
+
+// Retire withdraws a record for good (optionally erasing its body) and
+// suspends its descendants, returning the affected ids.
+func (c *Client) Retire(ctx context.Context, id string, req httpapi.RetireRequest) ([]string, error) {
+	var r httpapi.AffectedResponse
+	err := c.call(ctx, "POST", idPath("/v1/memories/%s/retire", id), nil, req, &r)
+	return r.Affected, err
+}
+
+// Rebuild re-admits a suspended derived record from its parents, returning
+// the affected ids.
+func (c *Client) Rebuild(ctx context.Context, id string, req httpapi.RebuildRequest) ([]string, error) {
+	var r httpapi.AffectedResponse
+	err := c.call(ctx, "POST", idPath("/v1/memories/%s/rebuild", id), nil, req, &r)
+	return r.Affected, err
+}
+
+// Health checks that the server is up (GET /healthz).
+func (c *Client) Health(ctx context.Context) error {
+	var r httpapi.HealthResponse
+	return c.call(ctx, "GET", "/healthz", nil, nil, &r)
+}

@@ -1,0 +1,89 @@
+// Command custody is the custody memory server and its tools: the server
+// (serve, mcp), offline store tools (principal, verify, export, restore),
+// clients of a running server (remember, recall, search, review, lineage,
+// gate), the payee-poisoning demo and the benchmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// verb is one subcommand. run parses its own flags from args.
+type verb struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var verbs = map[string]verb{
+	"serve":     {"run the server (HTTP API, MCP at /mcp; embedded SQLite by default)", runServe},
+	"principal": {"manage principals: principal add --tenant T --name N --role R", runPrincipal},
+	"demo":      {"play the payee-poisoning story end to end on a throwaway store", runDemo},
+	"verify":    {"check that the store and its signed log agree", runVerify},
+	"remember":  {"submit a memory to a running server", runRemember},
+	"recall":    {"get a memory by id, or list memories", runRecall},
+	"search":    {"search memories", runSearch},
+	"review":    {"list, approve or reject quarantined memories", runReview},
+	"lineage":   {"show a memory's ancestors and descendants", runLineage},
+	"gate":      {"ask the gate whether an action may run", runGate},
+	"export":    {"write a signed snapshot of a tenant", runExport},
+	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "custody: a long-term memory server for LLM agents that cannot be quietly poisoned.\n\nUsage: custody <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(verbs))
+	for n := range verbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, verbs[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'custody <command> -h' for a command's flags.\n")
+}
+
+// usageError is a mistake in the command line; main prints it with a hint.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage(os.Stderr)
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	v, ok := verbs[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "custody: unknown command %q\n\n", os.Args[1])
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := v.run(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	var ue usageError
+	var ec interface{ ExitCode() int }
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "custody %s: %s\nRun 'custody %s -h' for usage.\n", os.Args[1], ue.msg, os.Args[1])
+		os.Exit(2)
+	case errors.As(err, &ec):
+		os.Exit(ec.ExitCode())
+	default:
+		fmt.Fprintf(os.Stderr, "custody %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

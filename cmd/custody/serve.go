@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/httpapi"
+)
+
+// Defaults of serve.
+const (
+	DefaultAddr               = "127.0.0.1:8765"
+	DefaultCheckpointEvery    = 1000
+	DefaultCheckpointInterval = 10 * time.Second
+	DefaultSweepInterval      = time.Hour
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	sf.registerPolicy(fs)
+	addr := fs.String("addr", DefaultAddr, "listen `address` (host:port)")
+	every := fs.Uint64("checkpoint-every", DefaultCheckpointEvery, "sign a checkpoint at least every `n` log entries")
+	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
+	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE] [--addr HOST:PORT] [--policy FILE]\n\n"+
+			"Runs the HTTP API on an embedded SQLite store.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	svc, st, err := sf.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := svc.Checkpoint(ctx); err != nil {
+		return fmt.Errorf("signing the first checkpoint: %w", err)
+	}
+	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another custody running? choose another --addr)", *addr, err)
+	}
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String()
+	greet(stderr, url, sf.db)
+
+	bg, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); checkpointLoop(bg, svc, *every, *interval, logger) }()
+	go func() { defer wg.Done(); sweepLoop(bg, svc, logger) }()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		logger.Info("shutting down: letting in-flight requests finish")
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = srv.Shutdown(sctx)
+		scancel()
+	}
+	cancel()
+	wg.Wait()
+	if _, cerr := svc.Checkpoint(context.Background()); cerr != nil {
+		logger.Warn("final checkpoint", "err", cerr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func greet(w io.Writer, url, db string) {
+	fmt.Fprintf(w, `custody is serving on %[1]s (store %[2]s)
+
+Create a principal and make a first call (in another terminal):
+
+  TOKEN=$(go run ./cmd/custody principal add --db %[2]s --tenant acme --name alice --role user)
+  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/memories \
+    -d '{"namespace":"prefs","key":"tone","class":"preference","body":"short answers","channel":"user"}'
+  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/search -d '{"query":"answers"}'
+
+API description: %[1]s/v1/openapi.json · metrics: %[1]s/metrics · stop with Ctrl-C
+
+`, url, db)
+}
+
+// checkpointLoop signs a checkpoint when the log grew by every entries or
+// interval passed with growth.
+func checkpointLoop(ctx context.Context, svc *custody.Service, every uint64, interval time.Duration, logger *slog.Logger) {
+	tick := time.NewTicker(min(interval, time.Second))
+	defer tick.Stop()
+	var lastSize uint64
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		size, err := svc.Store().LogSize(ctx)
+		if err != nil || size == lastSize {
+			continue
+		}
+		if size-lastSize < every && time.Since(last) < interval {
+			continue
+		}
+		if _, err := svc.Checkpoint(ctx); err != nil {
+			logger.Warn("checkpoint", "err", err)
+			continue
+		}
+		lastSize, last = size, time.Now()
+	}
+}
+
+// sweepLoop rejects review items that waited past the review time.
+func sweepLoop(ctx context.Context, svc *custody.Service, logger *slog.Logger) {
+	tick := time.NewTicker(DefaultSweepInterval)
+	defer tick.Stop()
+	for {
+		if ids, err := svc.Sweep(ctx); err != nil {
+			logger.Warn("review sweep", "err", err)
+		} else if len(ids) > 0 {
+			logger.Info("review sweep rejected expired items", "count", len(ids))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// storeFlags are the flags of every verb that opens a store directly.
+type storeFlags struct {
+	db        string
+	key       string
+	origin    string
+	policy    string
+	sensitive string
+}
+
+// DefaultDB is the embedded store's file unless --db says otherwise.
+const DefaultDB = "custody.db"
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.db, "db", DefaultDB, "SQLite database `file` (created if absent)")
+	fs.StringVar(&f.key, "key", "", "server key `file` that seals principal keys and signs checkpoints (default: the database path + \".key\"; created on first start)")
+	fs.StringVar(&f.origin, "origin", custody.DefaultLogOrigin, "log `name` on the first line of checkpoints")
+}
+
+func (f *storeFlags) registerPolicy(fs *flag.FlagSet) {
+	fs.StringVar(&f.policy, "policy", "", "Cedar policy `file` (default: the embedded policy, see docs/policy.md)")
+	fs.StringVar(&f.sensitive, "sensitive", "", "comma-separated key `patterns` (regular expressions) whose overwrite needs confirmation (default: "+strings.Join(custody.DefaultSensitiveKeys, ",")+")")
+}
+
+func (f *storeFlags) keyPath() string {
+	if f.key != "" {
+		return f.key
+	}
+	return f.db + ".key"
+}
+
+func (f *storeFlags) checkpointPath() string { return f.db + ".checkpoint" }
+
+// open opens the store and the service over it.
+func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Service, custody.Store, error) {
+	var opts custody.Options
+	if f.policy != "" {
+		text, err := os.ReadFile(f.policy)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading policy: %w", err)
+		}
+		if opts.Policy, err = custody.ParsePolicy(text); err != nil {
+			return nil, nil, fmt.Errorf("policy %s: %w", f.policy, err)
+		}
+	}
+	if f.sensitive != "" {
+		opts.SensitiveKeys = strings.Split(f.sensitive, ",")
+	}
+	key, created, err := tlog.LoadOrCreateServerKey(f.keyPath())
+	if err != nil {
+		return nil, nil, err
+	}
+	if created && stderr != nil {
+		fmt.Fprintf(stderr, "custody: created server key %s (keep it: it seals every principal's signing key)\n", f.keyPath())
+	}
+	st, err := sqlite.Open(ctx, f.db)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.LogOrigin = f.origin
+	opts.CheckpointFile = f.checkpointPath()
+	svc, err := custody.New(st, key, opts)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return svc, st, nil
+}
+
+// progress prints "label n/total" on a terminal, at most every 200ms.
+type progress struct {
+	w     io.Writer
+	label string
+	last  time.Time
+	on    bool
+}
+
+func newProgress(w io.Writer, label string) *progress {
+	on := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &progress{w: w, label: label, on: on}
+}
+
+func (p *progress) update(done, total uint64) {
+	if !p.on || time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\r%s %d/%d", p.label, done, total)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprintf(p.w, "\r\033[K")
+	}
+}

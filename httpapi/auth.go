@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/custody-mem/custody"
+)
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal that Authenticated put in ctx, or nil.
+func PrincipalFrom(ctx context.Context) *custody.Principal {
+	p, _ := ctx.Value(principalKey{}).(*custody.Principal)
+	return p
+}
+
+// Authenticated requires a bearer token naming a principal, puts the
+// principal in the request's context (see PrincipalFrom) and applies the
+// per-principal rate limit. A missing or unknown token is 401 with
+// WWW-Authenticate: Bearer; an exhausted bucket is 429 with Retry-After.
+// Wrapping a handler twice authenticates once.
+func (s *Server) Authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if PrincipalFrom(r.Context()) != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		token, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			unauthenticated(w, "missing bearer token; send Authorization: Bearer <token> (custody principal add prints one)")
+			return
+		}
+		p, err := s.svc.Authenticate(r.Context(), token)
+		if err != nil {
+			if errors.Is(err, custody.ErrUnauthenticated) {
+				unauthenticated(w, "unknown bearer token")
+				return
+			}
+			s.writeError(w, r, route{}, err)
+			return
+		}
+		if info := infoFrom(r.Context()); info != nil {
+			info.principal = p.ID()
+		}
+		if s.limiter != nil {
+			if wait, ok := s.limiter.allow(p.ID()); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(wait))
+				writeJSONError(w, http.StatusTooManyRequests, codeRateLimited, rateLimitedReason, "")
+				return
+			}
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header;
+// the scheme is case-insensitive.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}
+
+func unauthenticated(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="custody"`)
+	writeJSONError(w, http.StatusUnauthorized, codeUnauthorized, msg, "")
+}
+
+// caller resolves the subject the authenticated principal acts for (design
+// section 6: a user acts for itself, an agent names its subject).
+func (s *Server) caller(r *http.Request, subject string) (*custody.Caller, error) {
+	p := PrincipalFrom(r.Context())
+	if p == nil {
+		return nil, custody.ErrUnauthenticated
+	}
+	return s.svc.Act(r.Context(), p, subject)
+}
+
+// subjectOf picks the subject of a request that may carry it in its body
+// and in ?subject=; naming two different subjects is an error.
+func subjectOf(r *http.Request, body string) (string, error) {
+	q := r.URL.Query().Get("subject")
+	switch {
+	case q == "":
+		return body, nil
+	case body == "" || body == q:
+		return q, nil
+	}
+	return "", badRequest("invalid_input", "subject", "the body and ?subject= name different subjects; give one")
+}

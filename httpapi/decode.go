@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// decodeJSON reads one JSON object from r's body into dst, strictly: at most
+// limit bytes (413 body_too_large), no unknown fields (400 unknown_field),
+// one value and nothing after it, and the right type for every field (400
+// invalid_json naming the field). An empty body is the zero value when
+// optional, else 400.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, optional bool) error {
+	b, err := readBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(b, dst, optional)
+}
+
+// readBody reads the whole body, at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge,
+			message: fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit)}
+	case err != nil:
+		return nil, badRequest(codeInvalidJSON, "", "could not read the request body")
+	}
+	return b, nil
+}
+
+// decodeBytes is the strict decoding of decodeJSON on a body already read.
+func decodeBytes(b []byte, dst any, optional bool) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		if optional {
+			return nil
+		}
+		return badRequest(codeInvalidJSON, "", "request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest(codeInvalidJSON, "", "request body must hold a single JSON object and nothing after it")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a 400 that names what was wrong.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badRequest(codeInvalidJSON, "", fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest(codeInvalidJSON, "", "malformed JSON: the body ends early")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return badRequest(codeInvalidJSON, "", fmt.Sprintf("request body must be a JSON object, not %s", typ.Value))
+		}
+		return badRequest(codeInvalidJSON, typ.Field, fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.String()), typ.Value))
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field, _ := strconv.Unquote(name)
+		return badRequest(codeUnknownField, field, fmt.Sprintf("unknown field %s; control fields such as channel, state, authority and owner come from the credential and the policy, never from the request body", name))
+	}
+	return badRequest(codeInvalidJSON, "", "malformed JSON: "+err.Error())
+}
+
+// jsonKind names a Go type the way a JSON client thinks of it.
+func jsonKind(goType string) string {
+	switch {
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "struct"), strings.Contains(goType, "."):
+		return "an object"
+	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
+		return "a number"
+	}
+	return goType
+}
+
+// queryInt reads an optional integer query parameter.
+func queryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badRequest("invalid_input", name, fmt.Sprintf("%s=%q is not an integer", name, v))
+	}
+	return n, nil
+}
+
+// queryUint reads a required unsigned integer query parameter.
+func queryUint(r *http.Request, name string) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("invalid_input", name, fmt.Sprintf("%s=%q must be a non-negative integer", name, v))
+	}
+	return n, nil
+}

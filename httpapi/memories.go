@@ -1,0 +1,250 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/custody-mem/custody"
+)
+
+// MemoryRequest is the body of POST /v1/memories: a candidate. It carries
+// no control fields (state, authority, owner, writer): those come from the
+// credential and the policy, and a body naming them is refused.
+type MemoryRequest struct {
+	Namespace   string         `json:"namespace" doc:"1 to 8 segments joined by /, each [A-Za-z0-9_.-]{1,64}" example:"profile"`
+	Key         string         `json:"key,omitempty" doc:"[A-Za-z0-9_.:-]{1,128}; a keyed record replaces the previous version when admitted" example:"payee_account"`
+	Class       string         `json:"class" enum:"preference,fact,episode,procedure"`
+	Body        string         `json:"body" doc:"the memory, opaque text: never parsed for control fields"`
+	Channel     string         `json:"channel" doc:"how the content arrived; must be one of the principal's registered channels" example:"user"`
+	Subject     string         `json:"subject,omitempty" doc:"the user the write is for; required for agent principals"`
+	Audience    string         `json:"audience,omitempty" doc:"owner (default), group:<name> or tenant"`
+	ExpiresAt   string         `json:"expires_at,omitempty" format:"date-time" doc:"RFC 3339; must be in the future"`
+	Session     string         `json:"session,omitempty" doc:"the session the write comes from (agent channel)"`
+	DerivedFrom []custody.Edge `json:"derived_from,omitempty" doc:"parents of a derived record, with weights in [0,1]"`
+	SourceRef   string         `json:"source_ref,omitempty" doc:"where the content came from (URL, message id, file)"`
+}
+
+// candidate turns the request into the domain's candidate.
+func (m *MemoryRequest) candidate() (custody.Candidate, error) {
+	c := custody.Candidate{
+		Namespace: m.Namespace, Key: m.Key, Class: custody.Class(m.Class), Body: m.Body, Channel: m.Channel,
+		Audience: m.Audience, Session: m.Session, DerivedFrom: m.DerivedFrom, SourceRef: m.SourceRef,
+	}
+	if m.ExpiresAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, m.ExpiresAt)
+		if err != nil {
+			return c, badRequest("invalid_input", "expires_at", "expires_at must be an RFC 3339 time such as 2030-01-02T15:04:05Z")
+		}
+		t = t.UTC()
+		c.ExpiresAt = &t
+	}
+	return c, nil
+}
+
+// SearchRequest is the body of POST /v1/search: plain text, never a query
+// language.
+type SearchRequest struct {
+	Query     string `json:"query" doc:"plain text; words are matched as terms"`
+	Subject   string `json:"subject,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Class     string `json:"class,omitempty" enum:"preference,fact,episode,procedure"`
+	Limit     int    `json:"limit,omitempty" doc:"default 10, at most 100"`
+}
+
+// SearchResponse is the answer of POST /v1/search, best first. Search is
+// not paginated: next_cursor is always empty.
+type SearchResponse struct {
+	Items      []custody.Scored `json:"items"`
+	NextCursor string           `json:"next_cursor"`
+}
+
+// ListResponse is one page of eligible records; next_cursor is "" at the end.
+type ListResponse struct {
+	Items      []*custody.Record `json:"items"`
+	NextCursor string            `json:"next_cursor"`
+}
+
+// HistoryResponse lists the versions of a keyed record, oldest first.
+type HistoryResponse struct {
+	Items []*custody.Record `json:"items"`
+}
+
+// SubjectRequest is the optional body of actions that need nothing but the
+// subject (which may also be given as ?subject=).
+type SubjectRequest struct {
+	Subject string `json:"subject,omitempty"`
+}
+
+func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
+	var req MemoryRequest
+	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, false); err != nil {
+		return err
+	}
+	cand, err := req.candidate()
+	if err != nil {
+		return err
+	}
+	sub, err := subjectOf(r, req.Subject)
+	if err != nil {
+		return err
+	}
+	c, err := s.caller(r, sub)
+	if err != nil {
+		return err
+	}
+	d, err := s.svc.Remember(r.Context(), c, cand)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if d.State == custody.StateAdmitted {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, d)
+	return nil
+}
+
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	rec, err := s.svc.Get(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wireRecord(rec))
+	return nil
+}
+
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	c, err := s.caller(r, q.Get("subject"))
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	page, err := s.svc.List(r.Context(), c, custody.ListInput{
+		Namespace: q.Get("namespace"), Key: q.Get("key"), Class: custody.Class(q.Get("class")),
+		Limit: limit, Cursor: q.Get("cursor"),
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ListResponse{Items: wireRecords(page.Items), NextCursor: page.NextCursor})
+	return nil
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	var req SearchRequest
+	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, false); err != nil {
+		return err
+	}
+	sub, err := subjectOf(r, req.Subject)
+	if err != nil {
+		return err
+	}
+	c, err := s.caller(r, sub)
+	if err != nil {
+		return err
+	}
+	hits, err := s.svc.Search(r.Context(), c, custody.SearchInput{
+		Query: req.Query, Namespace: req.Namespace, Class: custody.Class(req.Class), Limit: req.Limit,
+	})
+	if err != nil {
+		return err
+	}
+	if hits == nil {
+		hits = []custody.Scored{}
+	}
+	for _, h := range hits {
+		wireRecord(h.Record)
+	}
+	writeJSON(w, http.StatusOK, SearchResponse{Items: hits})
+	return nil
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	recs, err := s.svc.History(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, HistoryResponse{Items: wireRecords(recs)})
+	return nil
+}
+
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
+	var req SubjectRequest
+	c, id, err := s.bodyCaller(w, r, &req, &req.Subject)
+	if err != nil {
+		return err
+	}
+	rec, err := s.svc.Confirm(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wireRecord(rec))
+	return nil
+}
+
+// bodyCaller decodes an optional body, resolves the subject from it (or
+// ?subject=) and reads the {id} of the path.
+func (s *Server) bodyCaller(w http.ResponseWriter, r *http.Request, req any, subject *string) (*custody.Caller, string, error) {
+	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, req, true); err != nil {
+		return nil, "", err
+	}
+	sub, err := subjectOf(r, *subject)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := s.caller(r, sub)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := pathID(r)
+	return c, id, err
+}
+
+// pathID reads the {id} of the path. An id that cannot be one is answered
+// exactly like an id that does not exist: 404 with the route's message.
+func pathID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !custody.ValidID(id) {
+		return "", custody.ErrNotFound
+	}
+	return id, nil
+}
+
+// wireRecord fills the fields clients rely on being present: parents is
+// always an array.
+func wireRecord(r *custody.Record) *custody.Record {
+	if r != nil && r.Parents == nil {
+		r.Parents = []custody.Edge{}
+	}
+	return r
+}
+
+func wireRecords(rs []*custody.Record) []*custody.Record {
+	if rs == nil {
+		return []*custody.Record{}
+	}
+	for _, r := range rs {
+		wireRecord(r)
+	}
+	return rs
+}

@@ -1,0 +1,178 @@
+// Package httpapi is custody's HTTP transport: the JSON API of design
+// section 6 over a *custody.Service, with bearer authentication, strict
+// request decoding, per-principal rate limits, Prometheus metrics,
+// structured request logs and an OpenAPI 3.1 document generated from the
+// same Go types the handlers decode and encode.
+//
+// The package is thin on purpose: every handler decodes its request,
+// resolves the subject with Service.Act, calls one Service method and
+// encodes the answer. Decisions (admission, visibility, the gate) live in
+// the domain; this package only maps its sentinel errors to status codes
+// (errors.go).
+//
+// Every route is declared once, in the table of routes.go; that table
+// registers the handler on the mux and produces the OpenAPI paths, so the
+// two cannot drift apart.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/custody-mem/custody"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults for Options.
+const (
+	// DefaultMaxBodyBytes bounds a request body; larger bodies are 413.
+	DefaultMaxBodyBytes int64 = 1 << 20
+	// DefaultRequestTimeout bounds the work of one API request.
+	DefaultRequestTimeout = 15 * time.Second
+	// DefaultRatePerSecond is each principal's sustained request rate.
+	DefaultRatePerSecond = 200.0
+	// DefaultRateBurst is how many requests a principal may send at once.
+	DefaultRateBurst = 400
+)
+
+// Options configure a Server. The zero value of each field means its default.
+type Options struct {
+	// MaxBodyBytes bounds a request body. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RequestTimeout bounds the work of one API request (not of handlers
+	// added with Mount). Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// RatePerSecond and RateBurst shape each principal's token bucket;
+	// requests beyond it are 429 with Retry-After. Defaults
+	// DefaultRatePerSecond and DefaultRateBurst; a negative RatePerSecond
+	// turns the limit off.
+	RatePerSecond float64
+	RateBurst     int
+	// Logger receives one line per request and every internal error.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Registry receives the server's metrics. Default: a fresh registry
+	// (with the Go and process collectors). /metrics serves it when it is
+	// also a prometheus.Gatherer, else prometheus.DefaultGatherer.
+	Registry prometheus.Registerer
+}
+
+// Server serves the custody HTTP API.
+type Server struct {
+	svc     *custody.Service
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	limiter *limiter
+	routes  []route
+	openapi []byte
+}
+
+// New returns a Server over svc. It subscribes to svc's events for the
+// admission and gate metrics, so call it before svc serves requests.
+func New(svc *custody.Service, opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.RatePerSecond == 0 {
+		opts.RatePerSecond = DefaultRatePerSecond
+	}
+	if opts.RateBurst <= 0 {
+		opts.RateBurst = DefaultRateBurst
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s.metrics = newMetrics(opts.Registry)
+	svc.OnEvent(s.metrics.observe)
+	if opts.RatePerSecond > 0 {
+		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
+	}
+	s.routes = s.table()
+	for _, rt := range s.routes {
+		s.handle(rt)
+	}
+	s.openapi = mustOpenAPI(s.routes)
+	return s
+}
+
+// Handler returns the http.Handler that serves the API.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Mount serves h at pattern (a ServeMux pattern such as "/mcp") behind the
+// same bearer authentication, rate limit, panic recovery, metrics and
+// request log as the API. The handler finds its caller with PrincipalFrom.
+// No request timeout is applied, so long-lived streams keep working; h must
+// honour its request's context. Mounted handlers are not part of the
+// OpenAPI document.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, s.instrument(pattern, s.Authenticated(h)))
+}
+
+// serveHTTP routes a request. Requests that match no pattern get the JSON
+// error body of every other failure (404, or 405 with Allow).
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.mux.ServeHTTP(&unmatchedWriter{ResponseWriter: w}, r)
+		})).ServeHTTP(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// handle registers one route of the table.
+func (s *Server) handle(rt route) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.handler(w, r); err != nil {
+			s.writeError(w, r, rt, err)
+		}
+	})
+	if !rt.public {
+		h = s.withTimeout(s.Authenticated(h))
+	}
+	s.mux.Handle(rt.pattern(), s.instrument(rt.pattern(), h))
+}
+
+// withTimeout bounds the request's context by the request timeout; the
+// domain and the store honour it.
+func (s *Server) withTimeout(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// unmatchedWriter turns the mux's plain-text 404 and 405 into JSON errors.
+type unmatchedWriter struct {
+	http.ResponseWriter
+	swallow bool
+}
+
+func (w *unmatchedWriter) WriteHeader(code int) {
+	switch code {
+	case http.StatusNotFound:
+		w.swallow = true
+		writeJSONError(w.ResponseWriter, code, "not_found", "no such route; see /v1/openapi.json", "")
+	case http.StatusMethodNotAllowed:
+		w.swallow = true
+		writeJSONError(w.ResponseWriter, code, "method_not_allowed", "this route does not take that method; see the Allow header", "")
+	default:
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *unmatchedWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
