@@ -73,8 +73,8 @@ func ActionDigest(action string, args map[string]any) string {
 // Gate decides whether an action may run on the strength of the memories
 // and values behind it (design rule 12). Every decision is logged.
 func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecision, error) {
-	if in.Action == "" || len(in.Action) > 128 {
-		return nil, invalid("action", "action must be a name of 1 to 128 characters")
+	if err := validAction(in.Action); err != nil {
+		return nil, err
 	}
 	if len(in.Justification) > 100 {
 		return nil, invalid("justification", "at most 100 justifying memories")
@@ -118,6 +118,9 @@ func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecis
 // ConfirmAction records the owner's confirmation of an exact action and
 // arguments. Only the subject's own user credential may confirm.
 func (s *Service) ConfirmAction(ctx context.Context, c *Caller, action string, args map[string]any) (string, error) {
+	if err := validAction(action); err != nil {
+		return "", err
+	}
 	if !c.Principal.Has(RoleUser) || c.Principal.Name != c.Subject.Name {
 		return "", forbidden("only the owner's own user credential can confirm an action")
 	}
@@ -285,4 +288,11 @@ func argValues(args map[string]any) []argValue {
 		walk(k, args[k])
 	}
 	return out
+}
+
+func validAction(a string) error {
+	if a == "" || len(a) > 128 {
+		return invalid("action", "action must be a name of 1 to 128 characters")
+	}
+	return nil
 }

@@ -132,6 +132,11 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 			return err
 		}
 	}
-	s.emit(Event{Kind: "transition", Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(next), Action: name})
+	kind := "transition"
+	switch name {
+	case "admission", "reevaluate", "rebuild":
+		kind = "admission" // decisions of the policy, as opposed to people
+	}
+	s.emit(Event{Kind: kind, Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(next), Action: name})
 	return nil
 }

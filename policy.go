@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
@@ -134,7 +135,7 @@ type Admission struct {
 func (in AdmissionInput) inputs() map[string]string {
 	return map[string]string{
 		"principal":   in.Principal.ID(),
-		"roles":       fmt.Sprint(in.Principal.Roles),
+		"roles":       strings.Join(in.Principal.Roles, ","),
 		"channel":     in.Channel,
 		"class":       string(in.Class),
 		"key":         in.Key,

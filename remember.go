@@ -100,13 +100,15 @@ func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decis
 		Class: in.Class, Body: in.Body, Channel: in.Channel, Writer: c.Principal.ID(), SourceRef: in.SourceRef,
 		Audience: in.Audience, CreatedAt: now, ExpiresAt: in.ExpiresAt, Session: in.Session, Parents: in.DerivedFrom,
 	}
+	if r.Parents == nil {
+		r.Parents = []Edge{}
+	}
 	err := s.store.Update(ctx, func(tx Tx) error {
 		return s.admitNew(ctx, tx, c, r)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.emit(Event{Kind: "admission", Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(r.State)})
 	return &Decision{ID: r.ID, State: r.State, Authority: r.Authority, Reason: r.Receipt.Reason, Receipt: r.Receipt, LogIndex: r.LogIndex, Record: r}, nil
 }
 

@@ -169,30 +169,38 @@ func (s *Service) Reevaluate(ctx context.Context, c *Caller) ([]string, error) {
 	}
 	var changed []string
 	err := s.store.Update(ctx, func(tx Tx) error {
-		recs, err := tx.InState(ctx, c.Tenant(), []State{StatePending}, "", 1<<20)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			tenant, name, _ := strings.Cut(r.Writer, "/")
-			writer, err := tx.Principal(ctx, tenant, name)
-			if err != nil {
-				return fmt.Errorf("writer of %s: %w", r.ID, err)
-			}
-			owner, err := tx.Principal(ctx, r.Tenant, r.Owner)
-			if err != nil {
-				return fmt.Errorf("owner of %s: %w", r.ID, err)
-			}
-			if err := s.readmit(ctx, tx, c.Principal, &Caller{Principal: writer, Subject: owner}, r, "reevaluate", r.Authority); err != nil {
-				return err
-			}
-			if r.State != StatePending {
-				changed = append(changed, r.ID)
-			}
-		}
-		return nil
+		var err error
+		changed, err = s.reevaluate(ctx, tx, c.Principal)
+		return err
 	})
 	return changed, err
+}
+
+// reevaluate decides actor's tenant's pending candidates again inside tx.
+func (s *Service) reevaluate(ctx context.Context, tx Tx, actor *Principal) ([]string, error) {
+	changed := []string{}
+	recs, err := tx.InState(ctx, actor.Tenant, []State{StatePending}, "", 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		tenant, name, _ := strings.Cut(r.Writer, "/")
+		writer, err := tx.Principal(ctx, tenant, name)
+		if err != nil {
+			return nil, fmt.Errorf("writer of %s: %w", r.ID, err)
+		}
+		owner, err := tx.Principal(ctx, r.Tenant, r.Owner)
+		if err != nil {
+			return nil, fmt.Errorf("owner of %s: %w", r.ID, err)
+		}
+		if err := s.readmit(ctx, tx, actor, &Caller{Principal: writer, Subject: owner}, r, "reevaluate", r.Authority); err != nil {
+			return nil, err
+		}
+		if r.State != StatePending {
+			changed = append(changed, r.ID)
+		}
+	}
+	return changed, nil
 }
 
 // Sweep rejects quarantined candidates that waited longer than the review

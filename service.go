@@ -84,6 +84,7 @@ type Service struct {
 	keys     map[string]ed25519.PrivateKey // unsealed principal keys
 	policies map[string]*Policy            // parsed tenant policies by version
 	entropy  *ulid.MonotonicEntropy
+	hooksMu  sync.RWMutex
 	hooks    []func(Event)
 }
 
@@ -142,10 +143,17 @@ func (s *Service) ServerKey() *tlog.ServerKey { return s.key }
 // Origin is the log's checkpoint origin line.
 func (s *Service) Origin() string { return s.opts.LogOrigin }
 
-// OnEvent registers an observer; call before serving.
-func (s *Service) OnEvent(fn func(Event)) { s.hooks = append(s.hooks, fn) }
+// OnEvent registers an observer (metrics). Observers must be quick: they
+// run on the request's goroutine.
+func (s *Service) OnEvent(fn func(Event)) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	s.hooks = append(s.hooks, fn)
+}
 
 func (s *Service) emit(e Event) {
+	s.hooksMu.RLock()
+	defer s.hooksMu.RUnlock()
 	for _, h := range s.hooks {
 		h(e)
 	}

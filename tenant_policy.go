@@ -46,8 +46,8 @@ func (s *Service) ActivePolicy(ctx context.Context, c *Caller) (*Policy, error) 
 }
 
 // SetPolicy replaces the tenant's policy (policy_owner only), logs the
-// change, and re-evaluates the tenant's pending candidates under it. It
-// returns the new policy and the ids whose state changed.
+// change, and re-evaluates the tenant's pending candidates under it, all in
+// one transaction. It returns the new policy and the ids that left pending.
 func (s *Service) SetPolicy(ctx context.Context, c *Caller, text []byte) (*Policy, []string, error) {
 	if !c.Principal.HasAny(RolePolicyOwner) {
 		return nil, nil, forbidden("changing the policy needs the policy_owner role")
@@ -56,6 +56,7 @@ func (s *Service) SetPolicy(ctx context.Context, c *Caller, text []byte) (*Polic
 	if err != nil {
 		return nil, nil, err
 	}
+	var changed []string
 	err = s.store.Update(ctx, func(tx Tx) error {
 		if err := tx.SetPolicy(ctx, c.Tenant(), text, c.Principal.ID(), s.now()); err != nil {
 			return err
@@ -64,11 +65,14 @@ func (s *Service) SetPolicy(ctx context.Context, c *Caller, text []byte) (*Polic
 			Tenant: c.Tenant(), Transition: "policy", PolicyVersion: p.Version,
 			Details: map[string]string{"policy_sha256": p.Version},
 		})
+		if err != nil {
+			return err
+		}
+		changed, err = s.reevaluate(ctx, tx, c.Principal)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	changed, err := s.Reevaluate(ctx, c)
-	return p, changed, err
+	return p, changed, nil
 }

@@ -16,19 +16,19 @@ import (
 // [ParseLeaf] are exact inverses, so whatever the store wrote can be read
 // back and re-hashed bit for bit.
 type Entry struct {
-	Tenant        string            // tenant name ("" for server-wide entries)
-	RecordID      string            // affected record id, may be ""
-	RecordIDs     []string          // for batch transitions (e.g. a cascade suspension); may be nil
-	Transition    string            // "admit", "quarantine", "confirm", "retire", "policy", ...
-	PrevState     string            // state before the transition, may be ""
-	NewState      string            // state after the transition, may be ""
-	BodyHash      []byte            // SHA-256 of the record body (never the body itself)
-	PolicyVersion string            // policy version in force when the transition was decided
-	Actor         string            // acting principal, e.g. "acme/alice" or "server"
-	Time          time.Time         // instant of the transition; encoded with nanosecond precision, parsed back as UTC
-	Details       map[string]string // extra decoded fields; encoded sorted by key
-	KeyID         string            // identifies the signing key, see KeyID
-	Signature     []byte            // Ed25519 signature over SignedBytes
+	Tenant        string            `json:"tenant"`               // tenant name ("" for server-wide entries)
+	RecordID      string            `json:"record_id"`            // affected record id, may be ""
+	RecordIDs     []string          `json:"record_ids,omitempty"` // for batch transitions (e.g. a cascade suspension); may be nil
+	Transition    string            `json:"transition"`           // "admit", "quarantine", "confirm", "retire", "policy", ...
+	PrevState     string            `json:"prev_state"`           // state before the transition, may be ""
+	NewState      string            `json:"new_state"`            // state after the transition, may be ""
+	BodyHash      []byte            `json:"body_hash"`            // SHA-256 of the record body (never the body itself)
+	PolicyVersion string            `json:"policy_version"`       // policy version in force when the transition was decided
+	Actor         string            `json:"actor"`                // acting principal, e.g. "acme/alice" or "server"
+	Time          time.Time         `json:"time"`                 // instant of the transition; encoded with nanosecond precision, parsed back as UTC
+	Details       map[string]string `json:"details"`              // extra decoded fields; encoded sorted by key
+	KeyID         string            `json:"key_id"`               // identifies the signing key, see KeyID
+	Signature     []byte            `json:"signature"`            // Ed25519 signature over SignedBytes
 }
 
 // KeyID returns the identifier recorded in [Entry.KeyID] for a public key: the
