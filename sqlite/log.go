@@ -63,10 +63,10 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	return out, nil
 }
 
-type txNodes struct{ tx *sql.Tx }
+type txNodes struct{ t *txn }
 
 func (n txNodes) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, n.tx, ids)
+	return readNodes(ctx, n.t, ids)
 }
 
 func logSize(ctx context.Context, q queryer) (uint64, error) {
@@ -85,11 +85,11 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if t.ro {
 		return 0, errReadOnly
 	}
-	size, err := logSize(ctx, t.tx)
+	size, err := logSize(ctx, t)
 	if err != nil {
 		return 0, err
 	}
-	nodes, _, err := tlog.Append(ctx, txNodes{t.tx}, size, tlog.LeafHash(leaf))
+	nodes, _, err := tlog.Append(ctx, txNodes{t}, size, tlog.LeafHash(leaf))
 	if err != nil {
 		return 0, err
 	}

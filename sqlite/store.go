@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	custody "github.com/custody-mem/custody"
 	_ "modernc.org/sqlite"
@@ -27,9 +28,14 @@ var schema string
 
 // Store is the SQLite backend.
 type Store struct {
-	path string
-	w    *sql.DB // one connection: the writer
-	r    *sql.DB // read-only pool
+	path   string
+	writes chan *write // to the group-commit writer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	w      *sql.DB // the writer
+	r      *sql.DB // read-only pool
+	wstmts *stmtCache
+	rstmts *stmtCache
 }
 
 var _ custody.Store = (*Store)(nil)
@@ -56,8 +62,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
+	// Two connections, though only the writer goroutine writes: the second
+	// lets the statement cache prepare a query while the writer is inside a
+	// transaction; both keep their prepared statements.
+	w.SetMaxOpenConns(2)
+	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
 	if _, err := w.ExecContext(ctx, schema); err != nil {
 		w.Close()
@@ -71,12 +80,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.NumCPU()*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{path: path, w: w, r: r}, nil
+	st := &Store{path: path, w: w, r: r, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write)}
+	bg, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	st.wg.Add(1)
+	go func() { defer st.wg.Done(); st.writer(bg) }()
+	return st, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	s.cancel()
+	s.wg.Wait()
+	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.r.Close(), s.w.Close())
 }
 
 // Path is the database file.
@@ -86,20 +102,17 @@ func (s *Store) Path() string { return s.path }
 // raw access (tamper tests, benchmarks).
 func (s *Store) DB() *sql.DB { return s.w }
 
-// Update runs fn in one write transaction.
+// Update runs fn in one write transaction: with other concurrent writes
+// it shares a commit (group commit), but each runs inside its own savepoint,
+// so an error from fn rolls back fn's changes only.
 func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable(err)
+	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.writes <- w:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if err := fn(&txn{tx: tx}); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return unavailable(err)
-	}
-	return nil
+	return <-w.done // the writer always answers, even for a cancelled ctx
 }
 
 // View runs fn in a read-only transaction.
@@ -109,7 +122,7 @@ func (s *Store) View(ctx context.Context, fn func(custody.Tx) error) error {
 		return unavailable(err)
 	}
 	defer tx.Rollback()
-	return fn(&txn{tx: tx, ro: true})
+	return fn(&txn{tx: tx, ro: true, stmts: s.rstmts})
 }
 
 func unavailable(err error) error {

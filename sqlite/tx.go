@@ -14,8 +14,39 @@ import (
 
 // txn implements custody.Tx over one SQL transaction.
 type txn struct {
-	tx *sql.Tx
-	ro bool
+	tx    *sql.Tx
+	ro    bool
+	stmts *stmtCache
+}
+
+// QueryContext runs a query with a statement prepared once per store.
+func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmts.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+// QueryRowContext is QueryContext for one row.
+func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := t.stmts.get(ctx, q)
+	if err != nil {
+		return t.tx.QueryRowContext(ctx, q, args...) // reports the same error
+	}
+	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
+// ExecContext runs a statement prepared once per store.
+func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if t.ro {
+		return nil, errReadOnly
+	}
+	st, err := t.stmts.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 }
 
 var _ custody.Tx = (*txn)(nil)
@@ -26,17 +57,17 @@ func (t *txn) exec(ctx context.Context, q string, args ...any) error {
 	if t.ro {
 		return errReadOnly
 	}
-	_, err := t.tx.ExecContext(ctx, q, args...)
+	_, err := t.ExecContext(ctx, q, args...)
 	return err
 }
 
 func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, error) {
-	r, _, err := scanRecord(t.tx.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.id = ? AND r.tenant = ?`, id, tenant))
+	r, _, err := scanRecord(t.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.id = ? AND r.tenant = ?`, id, tenant))
 	return r, notFound(err)
 }
 
 func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*custody.Record, error) {
-	r, _, err := scanRecord(t.tx.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r
+	r, _, err := scanRecord(t.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r
  WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.state = 'admitted'
  ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -47,13 +78,13 @@ func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*cust
 
 func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
 	var v int
-	err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM records
+	err := t.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM records
  WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ?`, tenant, owner, ns, key).Scan(&v)
 	return v, err
 }
 
 func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
-	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records r
+	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records r
  WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? ORDER BY r.version, r.id`, tenant, owner, ns, key)
 }
 
@@ -61,7 +92,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if t.ro {
 		return errReadOnly
 	}
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
+	res, err := t.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
  source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt)
  VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
@@ -100,7 +131,7 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	var rid int64
 	var wasErased bool
-	if err := t.tx.QueryRowContext(ctx, `SELECT rid, erased FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased); err != nil {
+	if err := t.QueryRowContext(ctx, `SELECT rid, erased FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased); err != nil {
 		return notFound(err)
 	}
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
@@ -131,7 +162,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 }
 
 func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT child FROM edges WHERE parent = ? AND tenant = ? ORDER BY child`, id, tenant)
+	rows, err := t.QueryContext(ctx, `SELECT child FROM edges WHERE parent = ? AND tenant = ? ORDER BY child`, id, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +193,7 @@ func (t *txn) InState(ctx context.Context, tenant string, states []custody.State
 		args = append(args, after)
 	}
 	q += ` ORDER BY r.id LIMIT ?`
-	return queryRecords(ctx, t.tx, q, append(args, limit)...)
+	return queryRecords(ctx, t, q, append(args, limit)...)
 }
 
 func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
@@ -170,7 +201,7 @@ func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([
 		return nil, nil
 	}
 	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records_tri JOIN records r ON r.rid = records_tri.rowid
+	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records_tri JOIN records r ON r.rid = records_tri.rowid
  WHERE records_tri MATCH ? AND r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, tenant, limit)
 }
 
@@ -181,7 +212,7 @@ func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.R
 		q += ` WHERE r.tenant = ?`
 		args = append(args, tenant)
 	}
-	rows, err := t.tx.QueryContext(ctx, q+` ORDER BY r.rid`, args...)
+	rows, err := t.QueryContext(ctx, q+` ORDER BY r.rid`, args...)
 	if err != nil {
 		return err
 	}
@@ -233,11 +264,11 @@ func scanPrincipal(sc scanner) (*custody.Principal, error) {
 }
 
 func (t *txn) Principal(ctx context.Context, tenant, name string) (*custody.Principal, error) {
-	return scanPrincipal(t.tx.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = ? AND name = ?`, tenant, name))
+	return scanPrincipal(t.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = ? AND name = ?`, tenant, name))
 }
 
 func (t *txn) Principals(ctx context.Context, tenant string) ([]*custody.Principal, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+principalCols+` FROM principals WHERE ? = '' OR tenant = ? ORDER BY tenant, name`, tenant, tenant)
+	rows, err := t.QueryContext(ctx, `SELECT `+principalCols+` FROM principals WHERE ? = '' OR tenant = ? ORDER BY tenant, name`, tenant, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -264,19 +295,19 @@ func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Pri
 
 func (t *txn) TokenHash(ctx context.Context, tenant, name string) ([]byte, error) {
 	var h []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT token_hash FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&h)
+	err := t.QueryRowContext(ctx, `SELECT token_hash FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&h)
 	return h, notFound(err)
 }
 
 func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error) {
 	var k []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT sealed_key FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&k)
+	err := t.QueryRowContext(ctx, `SELECT sealed_key FROM principals WHERE tenant = ? AND name = ?`, tenant, name).Scan(&k)
 	return k, notFound(err)
 }
 
 func (t *txn) Policy(ctx context.Context, tenant string) ([]byte, error) {
 	var text []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT text FROM policies WHERE tenant = ? ORDER BY seq DESC LIMIT 1`, tenant).Scan(&text)
+	err := t.QueryRowContext(ctx, `SELECT text FROM policies WHERE tenant = ? ORDER BY seq DESC LIMIT 1`, tenant).Scan(&text)
 	return text, notFound(err)
 }
 
@@ -293,7 +324,7 @@ func (t *txn) Session(ctx context.Context, tenant, id string) (*custody.Session,
 	var s custody.Session
 	var created int64
 	var floor sql.NullInt64
-	err := t.tx.QueryRowContext(ctx, `SELECT s.id, s.tenant, s.subject, s.opener, s.created_at,
+	err := t.QueryRowContext(ctx, `SELECT s.id, s.tenant, s.subject, s.opener, s.created_at,
  (SELECT MIN(authority) FROM observations o WHERE o.tenant = s.tenant AND o.session = s.id)
  FROM sessions s WHERE s.id = ? AND s.tenant = ?`, id, tenant).Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created, &floor)
 	if err != nil {
@@ -314,7 +345,7 @@ func (t *txn) AddObservation(ctx context.Context, o *custody.Observation) error 
 }
 
 func (t *txn) Observations(ctx context.Context, tenant, session string) ([]*custody.Observation, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
+	rows, err := t.QueryContext(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
  FROM observations WHERE tenant = ? AND session = ? ORDER BY id`, tenant, session)
 	if err != nil {
 		return nil, err
@@ -342,7 +373,7 @@ func (t *txn) UseGrant(ctx context.Context, tenant, subject, digest string, at t
 	if t.ro {
 		return false, errReadOnly
 	}
-	res, err := t.tx.ExecContext(ctx, `UPDATE grants SET used_at = ? WHERE id = (SELECT id FROM grants
+	res, err := t.ExecContext(ctx, `UPDATE grants SET used_at = ? WHERE id = (SELECT id FROM grants
  WHERE tenant = ? AND subject = ? AND digest = ? AND used_at IS NULL ORDER BY id LIMIT 1)`, at.UnixNano(), tenant, subject, digest)
 	if err != nil {
 		return false, err
@@ -358,6 +389,6 @@ func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.St
 
 func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tombstones WHERE tenant = ? AND id = ?`, tenant, id).Scan(&n)
+	err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM tombstones WHERE tenant = ? AND id = ?`, tenant, id).Scan(&n)
 	return n > 0, err
 }

@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// maxBatch bounds how many writes share one commit.
+const maxBatch = 128
+
+// write is one Update waiting for the writer.
+type write struct {
+	ctx  context.Context
+	fn   func(custody.Tx) error
+	done chan error
+}
+
+// writer is the one goroutine that writes. It takes the writes waiting at
+// that moment (up to maxBatch), runs each in a savepoint of one transaction,
+// and commits once: a commit (WAL frames, FTS5 segment flush) is most of a
+// write's cost, so under concurrent load it is shared.
+func (s *Store) writer(ctx context.Context) {
+	for {
+		var batch []*write
+		select {
+		case <-ctx.Done():
+			return
+		case w := <-s.writes:
+			batch = append(batch, w)
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case w := <-s.writes:
+				batch = append(batch, w)
+			default:
+				break drain
+			}
+		}
+		s.commit(ctx, batch)
+	}
+}
+
+func (s *Store) commit(ctx context.Context, batch []*write) {
+	errs := make([]error, len(batch))
+	finish := func(commitErr error) {
+		for i, w := range batch {
+			if errs[i] == nil {
+				errs[i] = commitErr
+			}
+			w.done <- errs[i]
+		}
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		finish(unavailable(err))
+		return
+	}
+	t := &txn{tx: tx, stmts: s.wstmts}
+	for i, w := range batch {
+		if err := w.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			tx.Rollback()
+			finish(unavailable(err))
+			return
+		}
+		errs[i] = w.fn(t)
+		undo := ""
+		if errs[i] != nil {
+			undo = "ROLLBACK TO w; "
+		}
+		if _, err := tx.ExecContext(ctx, undo+"RELEASE w"); err != nil {
+			tx.Rollback()
+			for j := range errs {
+				errs[j] = unavailable(fmt.Errorf("savepoint: %w", err))
+			}
+			finish(nil)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = unavailable(err)
+			}
+		}
+	}
+	finish(nil)
+}
