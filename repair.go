@@ -69,69 +69,34 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 }
 
 // suspendDescendants suspends, transitively, every descendant of root that
-// is not already out, logging them in batches.
+// is not already out, with one log entry per batch of ids.
 func (s *Service) suspendDescendants(ctx context.Context, tx Tx, actor *Principal, root *Record) ([]string, error) {
+	desc, err := tx.Descendants(ctx, root.Tenant, root.ID)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	var batch []*Record
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	for _, d := range desc {
+		if !d.State.Terminal() && d.State != StateSuspended {
+			out = append(out, d.ID)
 		}
-		ids := make([]string, len(batch))
-		for i, r := range batch {
-			ids[i] = r.ID
-		}
+	}
+	for start := 0; start < len(out); start += suspendBatch {
+		ids := out[start:min(start+suspendBatch, len(out))]
 		idx, err := s.appendAs(ctx, tx, actor, &tlog.Entry{
 			Tenant: root.Tenant, Transition: "suspend", RecordIDs: ids, NewState: string(StateSuspended),
 			Details: map[string]string{"cause": root.ID},
 		})
 		if err != nil {
-			return err
-		}
-		for _, r := range batch {
-			r.LogIndex = idx
-			r.Receipt = &Receipt{Decision: StateSuspended, PolicyVersion: r.PolicyVersion, Rules: []string{"cascade"},
-				Reason: fmt.Sprintf("ancestor %s is %s", root.ID, root.State), Actor: actor.ID(), Time: s.now(), LogIndex: idx}
-			if err := tx.UpdateRecord(ctx, r); err != nil {
-				return err
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
-	seen := map[string]bool{root.ID: true}
-	queue := []string{root.ID}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		kids, err := tx.Children(ctx, root.Tenant, id)
-		if err != nil {
 			return nil, err
 		}
-		for _, k := range kids {
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			queue = append(queue, k)
-			r, err := tx.Record(ctx, root.Tenant, k)
-			if err != nil {
-				return nil, err
-			}
-			if r.State.Terminal() || r.State == StateSuspended {
-				continue
-			}
-			r.State = StateSuspended
-			batch = append(batch, r)
-			out = append(out, r.ID)
-			if len(batch) == suspendBatch {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-			}
+		rc := &Receipt{Decision: StateSuspended, Rules: []string{"cascade"},
+			Reason: fmt.Sprintf("ancestor %s is %s", root.ID, root.State), Actor: actor.ID(), Time: s.now(), LogIndex: idx}
+		if err := tx.SetStates(ctx, root.Tenant, ids, StateSuspended, idx, rc); err != nil {
+			return nil, err
 		}
 	}
-	return out, flush()
+	return out, nil
 }
 
 // Rebuild re-admits a suspended derived record from its parents once they

@@ -55,6 +55,12 @@ type Tx interface {
 	UpdateRecord(ctx context.Context, r *Record) error
 	// Children lists the ids of records with an edge from id.
 	Children(ctx context.Context, tenant, id string) ([]string, error)
+	// Descendants lists every record reachable from id by child edges,
+	// transitively, with its state, in ascending id order.
+	Descendants(ctx context.Context, tenant, id string) ([]IDState, error)
+	// SetStates moves records to state with a log index and a receipt, in
+	// bulk (a cascade).
+	SetStates(ctx context.Context, tenant string, ids []string, state State, logIndex uint64, rc *Receipt) error
 	// InState lists records of a tenant in one of states, oldest first, after
 	// the id cursor.
 	InState(ctx context.Context, tenant string, states []State, after string, limit int) ([]*Record, error)
@@ -89,6 +95,12 @@ type Tx interface {
 
 	// AppendLeaf adds a leaf to the Merkle log and returns its index.
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
+}
+
+// IDState is a record id and its state.
+type IDState struct {
+	ID    string
+	State State
 }
 
 // Scope is who a retrieval is for.

@@ -178,6 +178,31 @@ func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error)
 	return out, rows.Err()
 }
 
+func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDState, error) {
+	rows, err := t.QueryContext(ctx, `WITH RECURSIVE d(id) AS (
+   SELECT child FROM edges WHERE parent = ? AND tenant = ?
+   UNION SELECT e.child FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = ?)
+ SELECT r.id, r.state FROM d JOIN records r ON r.id = d.id AND r.tenant = ? ORDER BY r.id`, id, tenant, tenant, tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []custody.IDState
+	for rows.Next() {
+		var d custody.IDState
+		if err := rows.Scan(&d.ID, &d.State); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) SetStates(ctx context.Context, tenant string, ids []string, state custody.State, logIndex uint64, rc *custody.Receipt) error {
+	return t.exec(ctx, `UPDATE records SET state = ?, log_index = ?, receipt = ?
+ WHERE tenant = ? AND id IN (SELECT value FROM json_each(?))`, string(state), logIndex, jsonText(rc), tenant, jsonText(ids))
+}
+
 func (t *txn) InState(ctx context.Context, tenant string, states []custody.State, after string, limit int) ([]*custody.Record, error) {
 	q := `SELECT ` + recordCols + ` FROM records r WHERE r.state IN (` + strings.TrimSuffix(strings.Repeat("?,", len(states)), ",") + `)`
 	var args []any
