@@ -54,6 +54,8 @@ func ValidRole(r string) error {
 
 // DefaultChannels are the channels a principal gets for its roles when none
 // are given: a user asserts "user", an agent "agent", an admin "admin".
+// Least privilege: a user whose own MCP client saves on the agent channel
+// is created with --channel user --channel agent.
 func DefaultChannels(roles []string) []string {
 	var cs []string
 	for _, r := range roles {

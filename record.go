@@ -77,6 +77,7 @@ type Record struct {
 	Session       string     `json:"session,omitempty"`
 	Parents       []Edge     `json:"parents"`
 	Erased        bool       `json:"erased,omitempty"`
+	Withheld      bool       `json:"withheld,omitempty"` // body left out: not retrievable by the caller
 	Receipt       *Receipt   `json:"receipt,omitempty"`
 }
 

@@ -108,9 +108,11 @@ func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scor
 }
 
 // History returns the versions of a keyed record with their receipts,
-// oldest first. The record must be visible to the subject by audience; the
-// versions shown are those in the subject's audience, in any state, so the
-// owner can see what was held back and why.
+// oldest first. The owner sees every version with its state and receipt, so
+// it can see what was held back and why; but a version that retrieval would
+// not return (quarantined, pending, rejected, retired, suspended, expired)
+// comes without its body, marked withheld — held content never reaches a
+// model through history. Reviewers and admins see bodies too.
 func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record, error) {
 	var out []*Record
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -121,17 +123,23 @@ func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record,
 		if err != nil {
 			return err
 		}
-		if r.Key == "" {
-			out = []*Record{r}
-			return nil
-		}
-		vs, err := tx.Versions(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
-		for _, v := range vs {
-			if s.mayInspect(c, v) {
-				out = append(out, v)
+		vs := []*Record{r}
+		if r.Key != "" {
+			if vs, err = tx.Versions(ctx, r.Tenant, r.Owner, r.Namespace, r.Key); err != nil {
+				return err
 			}
 		}
-		return err
+		now := s.now()
+		for _, v := range vs {
+			if !s.mayInspect(c, v) {
+				continue
+			}
+			if !c.Principal.HasAny(RoleReviewer, RoleAdmin) && !v.Eligible(c.Subject.Name, c.Subject.Groups, now) {
+				v.Body, v.Withheld = "", true
+			}
+			out = append(out, v)
+		}
+		return nil
 	})
 	return out, err
 }

@@ -109,7 +109,7 @@ func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ct
 
 // Leaves returns the leaves in [start, end).
 func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
+	rows, err := s.reader().QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -140,7 +140,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) er
 func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
 	var size uint64
 	var note []byte
-	err := s.r.QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := s.reader().QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, custody.ErrNotFound
 	}

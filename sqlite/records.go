@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +110,7 @@ func eligibleArgs(s custody.Scope) []any {
 
 // Get returns an eligible record.
 func (s *Store) Get(ctx context.Context, sc custody.Scope, id string) (*custody.Record, error) {
-	recs, err := queryRecords(ctx, s.r, `SELECT `+recordCols+` FROM records r WHERE r.id = ? AND `+eligible(len(sc.Groups)),
+	recs, err := queryRecords(ctx, s.reader(), `SELECT `+recordCols+` FROM records r WHERE r.id = ? AND `+eligible(len(sc.Groups)),
 		append([]any{id}, eligibleArgs(sc)...)...)
 	if err != nil {
 		return nil, err
@@ -143,7 +142,7 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 		args = append(args, f.After)
 	}
 	q += ` ORDER BY r.id DESC LIMIT ?`
-	return queryRecords(ctx, s.r, q, append(args, f.Limit)...)
+	return queryRecords(ctx, s.reader(), q, append(args, f.Limit)...)
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
@@ -152,8 +151,8 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
 const maxQueryTerms = 32
 
 // ftsQuery turns plain text into an FTS5 query of quoted terms (OR), so no
-// character of the input is ever FTS syntax, and adds the scope tokens.
-func ftsQuery(text string, sc custody.Scope) string {
+// character of the input is ever FTS syntax.
+func ftsQuery(text string) string {
 	words := wordRE.FindAllString(strings.ToLower(text), maxQueryTerms)
 	if len(words) == 0 {
 		return ""
@@ -162,37 +161,16 @@ func ftsQuery(text string, sc custody.Scope) string {
 	for i, w := range words {
 		terms[i] = `"` + w + `"`
 	}
-	who := []string{ownerToken(sc.Subject), `"aall"`}
-	for _, g := range sc.Groups {
-		who = append(who, groupToken(g))
-	}
-	return fmt.Sprintf(`{body key} : (%s) AND scope : %s AND scope : (%s)`,
-		strings.Join(terms, " OR "), tenantToken(sc.Tenant), strings.Join(who, " OR "))
-}
-
-func tenantToken(t string) string { return `"t` + hex.EncodeToString([]byte(t)) + `"` }
-func ownerToken(o string) string  { return `"o` + hex.EncodeToString([]byte(o)) + `"` }
-func groupToken(g string) string  { return `"g` + hex.EncodeToString([]byte(g)) + `"` }
-
-// scopeText is the scope column of a record's search row.
-func scopeText(r *custody.Record) string {
-	toks := []string{tenantToken(r.Tenant), ownerToken(r.Owner)}
-	switch {
-	case r.Audience == custody.AudienceTenant:
-		toks = append(toks, `"aall"`)
-	case strings.HasPrefix(r.Audience, "group:"):
-		toks = append(toks, groupToken(strings.TrimPrefix(r.Audience, "group:")))
-	}
-	return strings.ReplaceAll(strings.Join(toks, " "), `"`, "")
+	return `{body key} : (` + strings.Join(terms, " OR ") + `)`
 }
 
 // Search ranks eligible records by bm25 over body and key.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
-	match := ftsQuery(q.Text, sc)
+	match := ftsQuery(q.Text)
 	if match == "" {
 		return nil, nil
 	}
-	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5, 0.0) AS score
+	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5) AS score
  FROM records_fts JOIN records r ON r.rid = records_fts.rowid
  WHERE records_fts MATCH ? AND ` + eligible(len(sc.Groups))
 	args := append([]any{match}, eligibleArgs(sc)...)
@@ -205,7 +183,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 		args = append(args, string(q.Class))
 	}
 	query += ` ORDER BY score LIMIT ?`
-	rows, err := s.r.QueryContext(ctx, query, append(args, q.Limit)...)
+	rows, err := s.reader().QueryContext(ctx, query, append(args, q.Limit)...)
 	if err != nil {
 		return nil, unavailable(err)
 	}

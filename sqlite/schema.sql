@@ -47,10 +47,13 @@ CREATE INDEX IF NOT EXISTS records_owner ON records (tenant, owner, state, id);
 CREATE INDEX IF NOT EXISTS records_aud   ON records (tenant, audience, state, id);
 CREATE INDEX IF NOT EXISTS records_state ON records (state, tenant, id);
 
--- Search: body and key are ranked; scope holds tenant/owner/audience tokens
--- so that MATCH itself narrows the candidates (weight 0 in bm25).
+-- Search: body and key, ranked by bm25. Eligibility (tenant, audience,
+-- state, expiry, newest version) is filtered in the same query. Tenant or
+-- owner tokens in the MATCH were tried and dropped: bm25 computes document
+-- frequencies for every phrase of the query, so a token that matches all of
+-- a subject's rows made every search cost O(rows of the subject).
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
-  body, key, scope, content='', contentless_delete=1, tokenize='unicode61'
+  body, key, content='', contentless_delete=1, tokenize='unicode61'
 );
 -- Gate: normalised body and key, trigram-indexed for substring lookups.
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(

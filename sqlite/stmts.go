@@ -43,3 +43,25 @@ func (c *stmtCache) close() error {
 	c.m = nil
 	return errors.Join(errs...)
 }
+
+// cachedDB runs queries outside transactions with cached statements.
+type cachedDB struct{ c *stmtCache }
+
+func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := d.c.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := d.c.get(ctx, q)
+	if err != nil {
+		return d.c.db.QueryRowContext(ctx, q, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// reader is the read pool with cached statements.
+func (s *Store) reader() cachedDB { return cachedDB{s.rstmts} }

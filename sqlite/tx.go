@@ -121,7 +121,7 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if r.Erased {
 		return nil
 	}
-	if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key, scope) VALUES (?,?,?,?)`, rid, r.Body, r.Key, scopeText(r)); err != nil {
+	if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key) VALUES (?,?,?)`, rid, r.Body, r.Key); err != nil {
 		return err
 	}
 	return t.exec(ctx, `INSERT INTO records_tri (rowid, norm) VALUES (?,?)`, rid,
@@ -311,7 +311,7 @@ func (t *txn) Principals(ctx context.Context, tenant string) ([]*custody.Princip
 
 // PrincipalByToken resolves a token hash.
 func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Principal, error) {
-	p, err := scanPrincipal(s.r.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE token_hash = ?`, hash))
+	p, err := scanPrincipal(s.reader().QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE token_hash = ?`, hash))
 	if err != nil && !errors.Is(err, custody.ErrNotFound) {
 		return nil, unavailable(err)
 	}

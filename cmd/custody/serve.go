@@ -14,6 +14,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/mcpserver"
 )
 
 // Defaults of serve.
@@ -55,11 +56,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
 	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
+	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
+	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another custody running? choose another --addr)", *addr, err)
 	}
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(mcpSrv.Close) // ends the MCP event streams
 	url := "http://" + ln.Addr().String()
 	greet(stderr, url, sf.db)
 
