@@ -210,7 +210,7 @@ func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Calle
 	denied := &Error{Kind: ErrSubjectNotAllowed, Msg: fmt.Sprintf("principal %s may not act for subject %q", p.ID(), subject)}
 	switch {
 	case subject == "" && p.Has(RoleAgent) && !p.Has(RoleUser):
-		return nil, &Error{Kind: ErrInvalid, Field: "subject", Msg: "an agent principal must name the subject it acts for (subject, or ?subject= on GETs)"}
+		return nil, &Error{Kind: ErrInvalid, Field: "subject", Msg: "an agent principal must name the user it acts for (the subject)"}
 	case subject == "" || subject == p.Name:
 		return &Caller{Principal: p, Subject: p}, nil
 	case p.Has(RoleUser) || !p.HasAny(RoleAgent, RoleAdmin):

@@ -83,6 +83,16 @@ func (s *Server) caller(r *http.Request, subject string) (*custody.Caller, error
 	return s.svc.Act(r.Context(), p, subject)
 }
 
+// callerFor resolves the caller of a request whose body may name the
+// subject (body) as well as ?subject=.
+func (s *Server) callerFor(r *http.Request, body string) (*custody.Caller, error) {
+	sub, err := subjectOf(r, body)
+	if err != nil {
+		return nil, err
+	}
+	return s.caller(r, sub)
+}
+
 // subjectOf picks the subject of a request that may carry it in its body
 // and in ?subject=; naming two different subjects is an error.
 func subjectOf(r *http.Request, body string) (string, error) {

@@ -35,11 +35,7 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, false); err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}
@@ -64,11 +60,7 @@ func (s *Server) gateConfirm(w http.ResponseWriter, r *http.Request) error {
 	if req.Action == "" {
 		return badRequest("invalid_input", "action", "action is required: name the action the gate asked to confirm")
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}
@@ -147,11 +143,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, false); err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}

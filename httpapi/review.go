@@ -80,11 +80,7 @@ func (s *Server) reevaluate(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, true); err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, true); err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}
@@ -46,11 +42,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req, false); err != nil {
 		return err
 	}
-	sub, err := subjectOf(r, req.Subject)
-	if err != nil {
-		return err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, req.Subject)
 	if err != nil {
 		return err
 	}
