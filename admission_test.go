@@ -92,6 +92,26 @@ func TestTenantsAndAudiences(t *testing.T) {
 	own := e.remember(a, custody.Candidate{Namespace: "n", Key: "secret", Class: "fact", Body: "owner only zebra", Channel: "user"})
 	grp := e.remember(a, custody.Candidate{Namespace: "n", Key: "budget", Class: "fact", Body: "group zebra", Channel: "user", Audience: "group:fin"})
 	ten := e.remember(a, custody.Candidate{Namespace: "n", Key: "holiday", Class: "fact", Body: "tenant zebra", Channel: "user", Audience: "tenant"})
+	// Shared memory waits for a reviewer: until then nobody else sees it.
+	for _, d := range []*custody.Decision{grp, ten} {
+		if d.State != custody.StateQuarantined {
+			t.Fatalf("%s shared by a plain user: %s, want quarantined", d.Record.Body, d.State)
+		}
+	}
+	if got := e.searchBodies(b, "zebra"); len(got) != 0 {
+		t.Fatalf("unreviewed shared memory reached a colleague: %q", got)
+	}
+	rev := e.act(e.principal("acme", "rev", []string{"reviewer"}, nil, nil), "")
+	for _, d := range []*custody.Decision{grp, ten} {
+		if _, err := e.svc.Approve(e.ctx, rev, d.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A policy owner shares without review.
+	po := e.act(e.principal("acme", "olivia", []string{"user", "policy_owner"}, nil, nil), "")
+	if d := e.remember(po, custody.Candidate{Namespace: "rules", Class: "procedure", Body: "team rule: invoices need two approvals", Channel: "user", Audience: "tenant"}); d.State != custody.StateAdmitted {
+		t.Fatalf("policy owner's shared procedure: %s", d.State)
+	}
 	for _, tc := range []struct {
 		name    string
 		c       *custody.Caller

@@ -177,7 +177,7 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 			d.Reasons = append(d.Reasons, fmt.Sprintf("memory %s is not an eligible memory of the subject", id))
 			continue
 		}
-		judge("memory "+id, backing{best: r.Authority, anyWarm: r.Authority > AuthorityExternal, sources: []string{r.ID + " (" + r.Channel + ")"}})
+		judge("memory "+id, backing{best: r.Authority, anyWarm: r.Authority > AuthorityExternal, sources: []string{r.ID + " (" + r.Channel + ", written by " + r.Writer + ")"}})
 	}
 	var obs []*Observation
 	if in.Session != "" {

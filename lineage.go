@@ -5,13 +5,14 @@ import (
 	"errors"
 )
 
-// lineage is what a candidate's parents allow it: the lowest authority over
-// its strong edges, the intersection of their audiences, and the parents that
-// are not eligible (design rule 6).
+// lineage is what a candidate's parents allow it: an authority cap, the
+// intersection of their audiences, and the parents that are not eligible
+// (design rule 6).
 type lineage struct {
 	authority  Authority
 	audience   string
 	ineligible []*Record
+	weights    map[Authority]float64 // edge weight per parent authority
 }
 
 // parents loads and checks a candidate's parents. A parent that does not
@@ -27,21 +28,49 @@ func (s *Service) parents(ctx context.Context, tx Tx, c *Caller, edges []Edge) (
 		if err != nil {
 			return lin, err
 		}
-		lin.add(p, e.Weight, s.opts.StrongEdge)
+		lin.add(p, e.Weight)
 	}
+	lin.cap(s.opts.StrongEdge)
 	return lin, nil
 }
 
 // add folds one parent in. Only parents in the subject's audience get here,
 // so an owner-only parent is the subject's own.
-func (lin *lineage) add(p *Record, weight, strong float64) {
-	if weight >= strong {
-		lin.authority = min(lin.authority, p.Authority)
+func (lin *lineage) add(p *Record, weight float64) {
+	if lin.weights == nil {
+		lin.weights = map[Authority]float64{}
 	}
+	lin.weights[p.Authority] += weight
 	lin.audience = narrowAudience(lin.audience, p.Audience)
 	if p.State != StateAdmitted {
 		lin.ineligible = append(lin.ineligible, p)
 	}
+}
+
+// cap sets the authority a derived record may carry: the lowest authority
+// whose parents, together with the parents below it, weigh at least the
+// strong-edge threshold, and never more than its most trusted parent. One
+// strong edge caps at its parent's authority, as rule 6 says; a weak edge
+// alone does not; and many weak edges from untrusted sources (dilution:
+// eight forum posts at weight 1/8 each) cap as one strong edge would.
+func (lin *lineage) cap(strong float64) {
+	if len(lin.weights) == 0 {
+		return
+	}
+	top, sum := Authority(0), 0.0
+	for a := AuthorityExternal; a <= AuthorityConfirmed; a++ {
+		w, ok := lin.weights[a]
+		if !ok {
+			continue
+		}
+		top = a
+		sum += w
+		if sum >= strong {
+			lin.authority = min(lin.authority, a)
+			return
+		}
+	}
+	lin.authority = min(lin.authority, top)
 }
 
 // LineageNode is one record in a lineage view.

@@ -128,6 +128,9 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 		r.Receipt = rc
 	}
 	if next.Terminal() {
+		if err := s.registry.add(r.Tenant, r.ID, next); err != nil {
+			return err
+		}
 		if err := tx.Tombstone(ctx, r.Tenant, r.ID, next); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -56,8 +57,11 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 	if len(in.Body) > s.opts.maxBody() {
 		return invalid("body", "body is %d bytes; the limit is %d", len(in.Body), s.opts.maxBody())
 	}
-	if in.Body == "" || !utf8.ValidString(in.Body) {
-		return invalid("body", "body must be non-empty UTF-8 text")
+	if err := validText("body", in.Body, true); err != nil {
+		return err
+	}
+	if err := validText("source_ref", in.SourceRef, false); err != nil {
+		return err
 	}
 	aud, err := ParseAudience(in.Audience)
 	if err != nil {
@@ -69,6 +73,9 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
 		return invalid("expires_at", "expires_at %s is not in the future", in.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if in.ExpiresAt != nil && in.ExpiresAt.After(MaxTime) {
+		return invalid("expires_at", "expires_at must be before %s", MaxTime.Format(time.RFC3339))
 	}
 	if len(in.SourceRef) > 2048 {
 		return invalid("source_ref", "source_ref is longer than 2048 bytes")
@@ -208,4 +215,22 @@ func cutGroup(aud string) (string, bool) {
 		return aud[len(groupPrefix):], true
 	}
 	return "", false
+}
+
+// MaxTime is the latest time custody stores: both backends keep nanosecond
+// times in 64 bits.
+var MaxTime = time.Date(2262, 4, 11, 0, 0, 0, 0, time.UTC)
+
+// validText checks text that the backends store: UTF-8 without NUL bytes
+// (PostgreSQL cannot store them, so neither backend takes them).
+func validText(field, s string, required bool) error {
+	switch {
+	case required && s == "":
+		return invalid(field, "%s must not be empty", field)
+	case !utf8.ValidString(s):
+		return invalid(field, "%s must be UTF-8 text", field)
+	case strings.ContainsRune(s, 0):
+		return invalid(field, "%s must not contain NUL bytes", field)
+	}
+	return nil
 }

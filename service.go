@@ -57,6 +57,10 @@ type Options struct {
 	// to measure what lineage buys (poisonbench's defence cells); never set
 	// it in production.
 	DisableLineage bool
+	// RegistryFile, if set, keeps the ids of retired and rejected records
+	// outside the database (conventionally beside the server key); Restore
+	// never revives an id it lists, even into a new database.
+	RegistryFile string
 	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
 	// outside the database so verify can detect a rolled-back store.
 	CheckpointFile string
@@ -84,6 +88,7 @@ type Service struct {
 	keys     map[string]ed25519.PrivateKey // unsealed principal keys
 	policies map[string]*Policy            // parsed tenant policies by version
 	entropy  *ulid.MonotonicEntropy
+	registry *registry // nil without Options.RegistryFile
 	hooksMu  sync.RWMutex
 	hooks    []func(Event)
 }
@@ -116,6 +121,9 @@ func New(store Store, key *tlog.ServerKey, opts Options) (*Service, error) {
 	}
 	if s.opts.ReviewTTL <= 0 {
 		s.opts.ReviewTTL = DefaultReviewTTL
+	}
+	if opts.RegistryFile != "" {
+		s.registry = &registry{path: opts.RegistryFile}
 	}
 	if s.opts.LogOrigin == "" {
 		s.opts.LogOrigin = DefaultLogOrigin

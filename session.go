@@ -62,6 +62,9 @@ func (s *Service) Observe(ctx context.Context, c *Caller, sessionID string, in O
 	if !c.Principal.MayAssert(in.Channel) && ChannelAuthority(in.Channel) > AuthorityExternal {
 		return nil, forbidden("principal %s may not assert channel %q; register it with --channel %s", c.Principal.ID(), in.Channel, in.Channel)
 	}
+	if err := validText("text", in.Text, false); err != nil {
+		return nil, err
+	}
 	if len(in.Text) > s.opts.maxBody() {
 		return nil, invalid("text", "observation text is longer than the body limit of %d bytes", s.opts.maxBody())
 	}

@@ -152,9 +152,10 @@ func (s *Service) OpenSnapshot(data []byte) (*Snapshot, error) {
 }
 
 // Restore loads a snapshot. Records already in the store are left as the
-// store has them. A record the store's registry or the snapshot's registry
-// names as retired or rejected, or that the snapshot holds as suspended,
-// never becomes eligible: it is restored in that state. Every restored
+// store has them. A record that the registry beside the server key
+// (Options.RegistryFile), the store's tombstones or the snapshot's own
+// registry name as retired or rejected is restored in that state, and one
+// the snapshot holds as suspended stays suspended: none becomes eligible. Every restored
 // principal and record is a log entry. progress, if set, is told the count.
 func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, total uint64)) (*RestoreReport, error) {
 	snap, err := s.OpenSnapshot(data)
@@ -162,9 +163,14 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 		return nil, err
 	}
 	rep := &RestoreReport{Tenant: snap.Tenant, Withheld: []string{}}
-	registry := map[string]State{}
+	registry, err := s.registry.load()
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range snap.Registry {
-		registry[e.ID] = e.State
+		if _, ok := registry[snap.Tenant+"\x00"+e.ID]; !ok {
+			registry[snap.Tenant+"\x00"+e.ID] = e.State
+		}
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
 		for _, p := range snap.Principals {
@@ -218,7 +224,7 @@ func (s *Service) restoreRecord(ctx context.Context, tx Tx, snap *Snapshot, r *R
 		return err
 	}
 	prev := r.State
-	if st, ok := registry[r.ID]; ok && st.Terminal() {
+	if st, ok := registry[r.Tenant+"\x00"+r.ID]; ok {
 		r.State = st
 	}
 	if dead, err := tx.Tombstoned(ctx, r.Tenant, r.ID); err != nil {

@@ -130,10 +130,13 @@ func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, erro
 	return readNodes(ctx, s.r, ids)
 }
 
-// SaveCheckpoint stores a signed checkpoint.
+// SaveCheckpoint stores a signed checkpoint. It goes through the writer
+// like every write: the writer goroutine is the only user of the write
+// connections, so the statement cache can always prepare on the spare one.
 func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO checkpoints (size, note) VALUES (?,?) ON CONFLICT (size) DO NOTHING`, size, note)
-	return err
+	return s.Update(ctx, func(tx custody.Tx) error {
+		return tx.(*txn).exec(ctx, `INSERT INTO checkpoints (size, note) VALUES (?,?) ON CONFLICT (size) DO NOTHING`, size, note)
+	})
 }
 
 // LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.

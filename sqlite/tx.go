@@ -222,8 +222,8 @@ func (t *txn) InState(ctx context.Context, tenant string, states []custody.State
 }
 
 func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
-	if len([]rune(text)) < 3 {
-		return nil, nil
+	if len([]rune(text)) < 3 || strings.ContainsRune(text, 0) {
+		return nil, nil // trigram needs 3 characters; no record holds a NUL
 	}
 	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
 	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records_tri JOIN records r ON r.rid = records_tri.rowid

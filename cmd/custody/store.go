@@ -74,6 +74,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	}
 	opts.LogOrigin = f.origin
 	opts.CheckpointFile = f.checkpointPath()
+	opts.RegistryFile = f.keyPath() + ".registry"
 	svc, err := custody.New(st, key, opts)
 	if err != nil {
 		st.Close()
