@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+	"github.com/jackc/pgx/v5"
+	"github.com/transparency-dev/merkle/compact"
+)
+
+// readNodes fetches node hashes in one query.
+func readNodes(ctx context.Context, q querier, ids []compact.NodeID) ([][]byte, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	levels := make([]int32, len(ids))
+	idxs := make([]int64, len(ids))
+	for i, id := range ids {
+		levels[i], idxs[i] = int32(id.Level), int64(id.Index)
+	}
+	rows, err := q.Query(ctx, `SELECT n.level, n.idx, n.hash FROM log_nodes n
+ JOIN unnest($1::int[], $2::bigint[]) AS w(level, idx) ON n.level = w.level AND n.idx = w.idx`, levels, idxs)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	got := make(map[compact.NodeID][]byte, len(ids))
+	for rows.Next() {
+		var level int32
+		var idx int64
+		var h []byte
+		if err := rows.Scan(&level, &idx, &h); err != nil {
+			return nil, classify(err)
+		}
+		got[compact.NewNodeID(uint(level), uint64(idx))] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		h, ok := got[id]
+		if !ok {
+			return nil, fmt.Errorf("node %d/%d: %w", id.Level, id.Index, tlog.ErrMissingNode)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+func logSize(ctx context.Context, q querier) (uint64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves`).Scan(&n); err != nil {
+		return 0, classify(err)
+	}
+	return uint64(n), nil
+}
+
+// borderQuery reads the log size n and the stored roots of the perfect
+// subtrees that cover [0, n) — one per set bit L of n, at level L and index
+// (n >> L) - 1 — which are the nodes an append reads (tlog.Append).
+const borderQuery = `WITH s AS (SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM log_leaves)
+SELECT s.n, w.level, w.idx, l.hash FROM s
+ LEFT JOIN LATERAL (SELECT g.level, (s.n >> g.level) - 1 AS idx FROM generate_series(0, 62) AS g(level)
+   WHERE ((s.n >> g.level) & 1) = 1) AS w ON true
+ LEFT JOIN log_nodes l ON l.level = w.level AND l.idx = w.idx`
+
+// border reads the log size and the nodes an append needs in one query.
+func border(ctx context.Context, q querier) (uint64, *tlog.MemNodes, error) {
+	rows, err := q.Query(ctx, borderQuery)
+	if err != nil {
+		return 0, nil, classify(err)
+	}
+	defer rows.Close()
+	var size int64
+	var nodes []tlog.Node
+	for rows.Next() {
+		var level *int32
+		var idx *int64
+		var hash []byte
+		if err := rows.Scan(&size, &level, &idx, &hash); err != nil {
+			return 0, nil, classify(err)
+		}
+		if level != nil && hash != nil {
+			nodes = append(nodes, tlog.Node{ID: compact.NewNodeID(uint(*level), uint64(*idx)), Hash: hash})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, classify(err)
+	}
+	mem := tlog.NewMemNodes()
+	mem.Put(nodes) // a node missing here makes tlog.Append fail with ErrMissingNode
+	return uint64(size), mem, nil
+}
+
+// AppendLeaf appends a leaf and the tree nodes it completes. It runs inside
+// Update, which holds the writers' advisory lock, so the size read here is
+// the size the leaf extends: no other transaction can append in between.
+func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
+	if t.ro {
+		return 0, errReadOnly
+	}
+	size, mem, err := border(ctx, t.tx)
+	if err != nil {
+		return 0, err
+	}
+	nodes, _, err := tlog.Append(ctx, mem, size, tlog.LeafHash(leaf))
+	if err != nil {
+		return 0, err
+	}
+	levels := make([]int32, len(nodes))
+	idxs := make([]int64, len(nodes))
+	hashes := make([][]byte, len(nodes))
+	for i, n := range nodes {
+		levels[i], idxs[i], hashes[i] = int32(n.ID.Level), int64(n.ID.Index), n.Hash
+	}
+	err = t.exec(ctx, `WITH leaf AS (INSERT INTO log_leaves (idx, tenant, data) VALUES ($1, $2, $3))
+ INSERT INTO log_nodes (level, idx, hash) SELECT * FROM unnest($4::int[], $5::bigint[], $6::bytea[])`,
+		int64(size), tenant, leaf, levels, idxs, hashes)
+	if err != nil {
+		return 0, err
+	}
+	return size, nil
+}
+
+// LogSize is the number of leaves.
+func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, s.pool) }
+
+// Leaves returns the leaves in [start, end).
+func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
+	rows, err := s.pool.Query(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx`,
+		int64(start), int64(end))
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []custody.Leaf
+	for rows.Next() {
+		var l custody.Leaf
+		var idx int64
+		if err := rows.Scan(&idx, &l.Tenant, &l.Data); err != nil {
+			return nil, classify(err)
+		}
+		l.Index = uint64(idx)
+		out = append(out, l)
+	}
+	return out, classify(rows.Err())
+}
+
+// Nodes reads stored tree nodes (tlog.NodeReader).
+func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, s.pool, ids)
+}
+
+// SaveCheckpoint stores a signed checkpoint; one already stored for the
+// same size is kept.
+func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO checkpoints (size, note) VALUES ($1, $2) ON CONFLICT (size) DO NOTHING`, int64(size), note)
+	return classify(err)
+}
+
+// LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.
+func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	var size int64
+	var note []byte
+	err := s.pool.QueryRow(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil, custody.ErrNotFound
+	}
+	if err != nil {
+		return 0, nil, classify(err)
+	}
+	return uint64(size), note, nil
+}

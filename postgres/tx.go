@@ -1,0 +1,455 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/jackc/pgx/v5"
+)
+
+// txn implements custody.Tx over one transaction.
+type txn struct {
+	tx pgx.Tx
+	ro bool
+}
+
+var _ custody.Tx = (*txn)(nil)
+
+var errReadOnly = errors.New("postgres: write in a read-only transaction")
+
+// storable reports whether every one of ss can be held in a PostgreSQL
+// text column: valid UTF-8 without NUL. A lookup by a value that is not
+// storable matches nothing, so it is answered without asking the server,
+// whose error would abort the transaction (SQLite simply finds nothing).
+func storable(ss ...string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *txn) exec(ctx context.Context, q string, args ...any) error {
+	if t.ro {
+		return errReadOnly
+	}
+	_, err := t.tx.Exec(ctx, q, args...)
+	return classify(err)
+}
+
+func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, error) {
+	if !storable(tenant, id) {
+		return nil, custody.ErrNotFound
+	}
+	r, err := scanRecord(t.tx.QueryRow(ctx, `SELECT `+recordCols+` FROM records r WHERE r.id = $1 AND r.tenant = $2`, id, tenant))
+	return r, notFound(err)
+}
+
+func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*custody.Record, error) {
+	if !storable(tenant, owner, ns, key) {
+		return nil, nil
+	}
+	r, err := scanRecord(t.tx.QueryRow(ctx, `SELECT `+recordCols+` FROM records r
+ WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = $3 AND r.key = $4 AND r.state = 'admitted'
+ ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return r, classify(err)
+}
+
+func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
+	if !storable(tenant, owner, ns, key) {
+		return 0, nil
+	}
+	var v int
+	err := t.tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM records
+ WHERE tenant = $1 AND owner = $2 AND namespace = $3 AND key = $4`, tenant, owner, ns, key).Scan(&v)
+	return v, classify(err)
+}
+
+func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
+	if !storable(tenant, owner, ns, key) {
+		return nil, nil
+	}
+	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records r
+ WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = $3 AND r.key = $4 ORDER BY r.version, r.id`, tenant, owner, ns, key)
+}
+
+func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
+	created, err := nanos("created_at", r.CreatedAt)
+	if err != nil {
+		return err
+	}
+	expires, err := nullNanos("expires_at", r.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	err = t.exec(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
+ source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased,
+ receipt, search, norm)
+ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,to_tsvector('simple', $23),$24)`,
+		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
+		int16(r.Authority), r.Audience, string(r.State), created, expires, r.Version, int64(r.LogIndex),
+		r.PolicyVersion, r.Session, jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r))
+	if err != nil {
+		return err
+	}
+	return t.insertEdges(ctx, r)
+}
+
+func (t *txn) insertEdges(ctx context.Context, r *custody.Record) error {
+	if len(r.Parents) == 0 {
+		return nil
+	}
+	parents := make([]string, len(r.Parents))
+	weights := make([]float64, len(r.Parents))
+	for i, e := range r.Parents {
+		parents[i], weights[i] = e.ID, e.Weight
+	}
+	return t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight)
+ SELECT $1, p, $2, w FROM unnest($3::text[], $4::float8[]) AS x(p, w)`, r.Tenant, r.ID, parents, weights)
+}
+
+func nonNilEdges(es []custody.Edge) []custody.Edge {
+	if es == nil {
+		return []custody.Edge{}
+	}
+	return es
+}
+
+func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
+	if t.ro {
+		return errReadOnly
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE records SET body = $1, authority = $2, audience = $3, state = $4, log_index = $5,
+ policy_version = $6, parents = $7, erased = $8, receipt = $9, search = to_tsvector('simple', $10), norm = $11
+ WHERE id = $12 AND tenant = $13`,
+		r.Body, int16(r.Authority), r.Audience, string(r.State), int64(r.LogIndex), r.PolicyVersion,
+		jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r), r.ID, r.Tenant)
+	if err != nil {
+		return classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return custody.ErrNotFound
+	}
+	// Edges follow the parents (a rebuild may drop weak parents that are out).
+	if err := t.exec(ctx, `DELETE FROM edges WHERE child = $1`, r.ID); err != nil {
+		return err
+	}
+	return t.insertEdges(ctx, r)
+}
+
+func (t *txn) strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := t.tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, classify(err)
+}
+
+func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error) {
+	if !storable(tenant, id) {
+		return nil, nil
+	}
+	return t.strings(ctx, `SELECT child FROM edges WHERE parent = $1 AND tenant = $2 ORDER BY child`, id, tenant)
+}
+
+// Descendants lists every record reachable from id by child edges,
+// transitively, with its state, in id order.
+func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDState, error) {
+	if !storable(tenant, id) {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, `WITH RECURSIVE d(id) AS (
+   SELECT child FROM edges WHERE parent = $1 AND tenant = $2
+   UNION SELECT e.child FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = $2)
+ SELECT r.id, r.state FROM d JOIN records r ON r.id = d.id AND r.tenant = $2 ORDER BY r.id`, id, tenant)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []custody.IDState
+	for rows.Next() {
+		var d custody.IDState
+		var state string
+		if err := rows.Scan(&d.ID, &state); err != nil {
+			return nil, classify(err)
+		}
+		d.State = custody.State(state)
+		out = append(out, d)
+	}
+	return out, classify(rows.Err())
+}
+
+// SetStates moves records of tenant to state, with a log index and a
+// receipt, in one statement (a cascade).
+func (t *txn) SetStates(ctx context.Context, tenant string, ids []string, state custody.State, logIndex uint64, rc *custody.Receipt) error {
+	if t.ro {
+		return errReadOnly
+	}
+	if len(ids) == 0 || !storable(tenant) {
+		return nil
+	}
+	return t.exec(ctx, `UPDATE records SET state = $1, log_index = $2, receipt = $3 WHERE tenant = $4 AND id = ANY($5::text[])`,
+		string(state), int64(logIndex), jsonText(rc), tenant, ids)
+}
+
+func (t *txn) InState(ctx context.Context, tenant string, states []custody.State, after string, limit int) ([]*custody.Record, error) {
+	if !storable(tenant, after) {
+		return nil, nil
+	}
+	ss := make([]string, len(states))
+	for i, s := range states {
+		ss[i] = string(s)
+	}
+	var a args
+	q := `SELECT ` + recordCols + ` FROM records r WHERE r.state = ANY(` + a.add(ss) + `::text[])`
+	if tenant != "" {
+		q += ` AND r.tenant = ` + a.add(tenant)
+	}
+	if after != "" {
+		q += ` AND r.id > ` + a.add(after)
+	}
+	q += ` ORDER BY r.id LIMIT ` + a.add(max(limit, 0))
+	return queryRecords(ctx, t.tx, q, a...)
+}
+
+// Mentioning finds records whose normalised body or key contains text,
+// through the trigram index. text is matched literally (LIKE wildcards are
+// escaped) and case-insensitively, as the SQLite trigram index does.
+func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
+	if len([]rune(text)) < 3 || !storable(tenant, text) {
+		return nil, nil
+	}
+	pat := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(text))
+	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records r
+ WHERE r.norm LIKE '%' || $1 || '%' AND r.tenant = $2 ORDER BY r.id DESC LIMIT $3`, pat, tenant, max(limit, 0))
+}
+
+// scanPage bounds the rows ScanRecords holds at once.
+const scanPage = 1000
+
+// ScanRecords calls fn for every record (of tenant, or of all tenants when
+// tenant is ""), in id order. It reads in pages, so fn may use the
+// transaction.
+func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.Record) error) error {
+	after := ""
+	for {
+		var a args
+		q := `SELECT ` + recordCols + ` FROM records r WHERE r.id > ` + a.add(after)
+		if tenant != "" {
+			q += ` AND r.tenant = ` + a.add(tenant)
+		}
+		q += ` ORDER BY r.id LIMIT ` + a.add(scanPage)
+		recs, err := queryRecords(ctx, t.tx, q, a...)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(recs) < scanPage {
+			return nil
+		}
+		after = recs[len(recs)-1].ID
+	}
+}
+
+func (t *txn) InsertPrincipal(ctx context.Context, p *custody.Principal, tokenHash, sealedKey []byte) error {
+	return t.exec(ctx, `INSERT INTO principals (tenant, name, roles, channels, groups_, public_key, sealed_key, token_hash, created_at)
+ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`, p.Tenant, p.Name, nonNil(p.Roles), nonNil(p.Channels), nonNil(p.Groups),
+		[]byte(p.PublicKey), sealedKey, tokenHash, p.CreatedAt.UnixNano())
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at`
+
+func scanPrincipal(row pgx.Row) (*custody.Principal, error) {
+	var p custody.Principal
+	var created int64
+	var pub []byte
+	if err := row.Scan(&p.Tenant, &p.Name, &p.Roles, &p.Channels, &p.Groups, &pub, &created); err != nil {
+		return nil, notFound(err)
+	}
+	p.PublicKey = pub
+	p.CreatedAt = time.Unix(0, created).UTC()
+	return &p, nil
+}
+
+func (t *txn) Principal(ctx context.Context, tenant, name string) (*custody.Principal, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
+	}
+	return scanPrincipal(t.tx.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = $1 AND name = $2`, tenant, name))
+}
+
+// Principals lists a tenant's principals ("" = every tenant's), by tenant
+// and name.
+func (t *txn) Principals(ctx context.Context, tenant string) ([]*custody.Principal, error) {
+	if !storable(tenant) {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, `SELECT `+principalCols+` FROM principals WHERE $1 = '' OR tenant = $1 ORDER BY tenant COLLATE "C", name COLLATE "C"`, tenant)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []*custody.Principal
+	for rows.Next() {
+		p, err := scanPrincipal(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, classify(rows.Err())
+}
+
+// PrincipalByToken resolves a token hash.
+func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Principal, error) {
+	p, err := scanPrincipal(s.pool.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE token_hash = $1`, hash))
+	if err != nil && !errors.Is(err, custody.ErrNotFound) {
+		return nil, unavailable(err)
+	}
+	return p, err
+}
+
+func (t *txn) TokenHash(ctx context.Context, tenant, name string) ([]byte, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
+	}
+	var h []byte
+	err := t.tx.QueryRow(ctx, `SELECT token_hash FROM principals WHERE tenant = $1 AND name = $2`, tenant, name).Scan(&h)
+	return h, notFound(err)
+}
+
+func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
+	}
+	var k []byte
+	err := t.tx.QueryRow(ctx, `SELECT sealed_key FROM principals WHERE tenant = $1 AND name = $2`, tenant, name).Scan(&k)
+	return k, notFound(err)
+}
+
+func (t *txn) Policy(ctx context.Context, tenant string) ([]byte, error) {
+	if !storable(tenant) {
+		return nil, custody.ErrNotFound
+	}
+	var text []byte
+	err := t.tx.QueryRow(ctx, `SELECT text FROM policies WHERE tenant = $1 ORDER BY seq DESC LIMIT 1`, tenant).Scan(&text)
+	return text, notFound(err)
+}
+
+func (t *txn) SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error {
+	return t.exec(ctx, `INSERT INTO policies (tenant, text, actor, created_at) VALUES ($1,$2,$3,$4)`, tenant, text, actor, at.UnixNano())
+}
+
+func (t *txn) InsertSession(ctx context.Context, s *custody.Session) error {
+	return t.exec(ctx, `INSERT INTO sessions (id, tenant, subject, opener, created_at) VALUES ($1,$2,$3,$4,$5)`,
+		s.ID, s.Tenant, s.Subject, s.Opener, s.CreatedAt.UnixNano())
+}
+
+// Session loads a session; its floor is the lowest authority observed in it
+// (confirmed when nothing was observed).
+func (t *txn) Session(ctx context.Context, tenant, id string) (*custody.Session, error) {
+	if !storable(tenant, id) {
+		return nil, custody.ErrNotFound
+	}
+	var s custody.Session
+	var created int64
+	var floor *int16
+	err := t.tx.QueryRow(ctx, `SELECT s.id, s.tenant, s.subject, s.opener, s.created_at,
+ (SELECT MIN(authority) FROM observations o WHERE o.tenant = s.tenant AND o.session = s.id)
+ FROM sessions s WHERE s.id = $1 AND s.tenant = $2`, id, tenant).Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created, &floor)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	s.CreatedAt = time.Unix(0, created).UTC()
+	s.Floor = custody.AuthorityConfirmed
+	if floor != nil {
+		s.Floor = custody.Authority(*floor)
+	}
+	s.External = s.Floor == custody.AuthorityExternal
+	return &s, nil
+}
+
+func (t *txn) AddObservation(ctx context.Context, o *custody.Observation) error {
+	return t.exec(ctx, `INSERT INTO observations (id, tenant, session, channel, text, source_ref, authority, created_at)
+ VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, o.ID, o.Tenant, o.Session, o.Channel, o.Text, o.SourceRef, int16(o.Authority), o.CreatedAt.UnixNano())
+}
+
+func (t *txn) Observations(ctx context.Context, tenant, session string) ([]*custody.Observation, error) {
+	if !storable(tenant, session) {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
+ FROM observations WHERE tenant = $1 AND session = $2 ORDER BY id`, tenant, session)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []*custody.Observation
+	for rows.Next() {
+		var o custody.Observation
+		var authority int16
+		var created int64
+		if err := rows.Scan(&o.ID, &o.Tenant, &o.Session, &o.Channel, &o.Text, &o.SourceRef, &authority, &created); err != nil {
+			return nil, classify(err)
+		}
+		o.Authority = custody.Authority(authority)
+		o.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, &o)
+	}
+	return out, classify(rows.Err())
+}
+
+func (t *txn) InsertGrant(ctx context.Context, g *custody.Grant) error {
+	return t.exec(ctx, `INSERT INTO grants (id, tenant, subject, digest, actor, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
+		g.ID, g.Tenant, g.Subject, g.Digest, g.Actor, g.CreatedAt.UnixNano())
+}
+
+func (t *txn) UseGrant(ctx context.Context, tenant, subject, digest string, at time.Time) (bool, error) {
+	if t.ro {
+		return false, errReadOnly
+	}
+	if !storable(tenant, subject, digest) {
+		return false, nil
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE grants SET used_at = $1 WHERE id = (SELECT id FROM grants
+ WHERE tenant = $2 AND subject = $3 AND digest = $4 AND used_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE)`,
+		at.UnixNano(), tenant, subject, digest)
+	if err != nil {
+		return false, classify(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
+	return t.exec(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES ($1,$2,$3)
+ ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))
+}
+
+func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
+	if !storable(tenant, id) {
+		return false, nil
+	}
+	var ok bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones WHERE tenant = $1 AND id = $2)`, tenant, id).Scan(&ok)
+	return ok, classify(err)
+}

@@ -1,0 +1,166 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/oklog/ulid/v2"
+)
+
+// DefaultBenchRecords is how many records BenchSearch searches unless the
+// environment variable CUSTODY_BENCH_RECORDS says otherwise.
+const DefaultBenchRecords = 10000
+
+// Bench runs BenchWrite and BenchSearch as sub-benchmarks.
+func Bench(b *testing.B, open func(b *testing.B) custody.Store) {
+	b.Run("Write", func(b *testing.B) { BenchWrite(b, open) })
+	b.Run("Search", func(b *testing.B) { BenchSearch(b, open) })
+}
+
+// BenchWrite measures admitted user writes through the service: policy,
+// record, search rows, a signed log entry and its tree nodes, one
+// transaction each.
+func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
+	store := open(b)
+	clock := NewClock(Start)
+	svc := NewService(b, store, clock)
+	ctx := b.Context()
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	rng := rand.New(rand.NewPCG(1, 2))
+	i := 0
+	start := time.Now()
+	for b.Loop() {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "bench", Class: custody.ClassFact,
+			Body: benchBody(rng, 12), Channel: custody.ChannelUser})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.State != custody.StateAdmitted {
+			b.Fatalf("write %d: %s", i, d.State)
+		}
+		i++
+	}
+	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "writes/s")
+}
+
+// BenchSearch measures a two-word search for the top 10 among
+// CUSTODY_BENCH_RECORDS records (default DefaultBenchRecords) of which
+// about half are eligible for the subject: the rest belong to another user,
+// or are quarantined or retired.
+func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
+	n := DefaultBenchRecords
+	if v := os.Getenv("CUSTODY_BENCH_RECORDS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			b.Fatalf("CUSTODY_BENCH_RECORDS=%q is not a positive number", v)
+		}
+	}
+	store := open(b)
+	clock := NewClock(Start)
+	svc := NewService(b, store, clock)
+	ctx := b.Context()
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Groups: []string{"fin"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	Populate(b, store, n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	hits := 0
+	for b.Loop() {
+		q := benchWords[rng.IntN(len(benchWords))] + " " + benchWords[rng.IntN(len(benchWords))]
+		res, err := svc.Search(ctx, alice, custody.SearchInput{Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hits += len(res)
+	}
+	if hits == 0 {
+		b.Fatal("no search found anything")
+	}
+	b.ReportMetric(float64(n), "records")
+}
+
+// Populate inserts n records of tenant acme directly (no log entries, so
+// such a store does not verify): owners alice and bob, audiences owner,
+// group:fin and tenant, states mostly admitted, bodies of 12 words from a
+// 1000-word vocabulary. If the store has an Analyze(ctx) method, it is
+// called at the end.
+func Populate(tb testing.TB, store custody.Store, n int) {
+	tb.Helper()
+	ctx := tb.Context()
+	rng := rand.New(rand.NewPCG(5, 6))
+	entropy := ulid.Monotonic(rand.NewChaCha8([32]byte{7}), 0)
+	const batch = 1000
+	for done := 0; done < n; done += batch {
+		err := store.Update(ctx, func(tx custody.Tx) error {
+			for i := done; i < min(done+batch, n); i++ {
+				at := Start.Add(time.Duration(i) * time.Millisecond)
+				r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: "alice",
+					Namespace: "bench", Class: custody.ClassFact, Body: benchBody(rng, 12), Channel: custody.ChannelUser,
+					Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
+					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
+				switch x := rng.IntN(10); {
+				case x < 3:
+					r.Owner, r.Writer = "bob", "acme/bob"
+				case x == 3:
+					r.State = custody.StateQuarantined
+				case x == 4:
+					r.State = custody.StateRetired
+				case x == 5:
+					r.Audience = "group:fin"
+				case x == 6:
+					r.Owner, r.Writer, r.Audience = "bob", "acme/bob", custody.AudienceTenant
+				}
+				if err := tx.InsertRecord(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatalf("populating: %v", err)
+		}
+	}
+	// A backend that keeps planner statistics refreshes them, as its
+	// background maintenance would soon after such a load.
+	if a, ok := store.(interface{ Analyze(context.Context) error }); ok {
+		if err := a.Analyze(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// benchWords is a vocabulary of 1000 pronounceable words.
+var benchWords = func() []string {
+	cons := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r"}
+	vow := []string{"a", "e", "i", "o", "u", "ai", "ou", "ei", "ia", "oa"}
+	var out []string
+	for _, c1 := range cons {
+		for _, v := range vow {
+			for _, c2 := range cons {
+				out = append(out, c1+v+c2+"o")
+			}
+		}
+	}
+	return out
+}()
+
+func benchBody(rng *rand.Rand, words int) string {
+	ws := make([]string, words)
+	for i := range ws {
+		ws[i] = benchWords[rng.IntN(len(benchWords))]
+	}
+	return strings.Join(ws, " ") + fmt.Sprintf(" #%d", rng.IntN(1e6))
+}
