@@ -35,6 +35,7 @@ var verbs = map[string]verb{
 	"gate":      {"ask the gate whether an action may run", runGate},
 	"export":    {"write a signed snapshot of a tenant", runExport},
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
+	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},
 }
 

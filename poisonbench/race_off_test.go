@@ -1,0 +1,5 @@
+//go:build !race
+
+package poisonbench
+
+const raceEnabled = false

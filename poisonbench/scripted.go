@@ -1,0 +1,206 @@
+package poisonbench
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	custody "github.com/custody-mem/custody"
+)
+
+var (
+	accountRE  = regexp.MustCompile(`ACCT-\d{4}`)
+	emailRE    = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
+	valueRE    = regexp.MustCompile(accountRE.String() + `|` + emailRE.String())
+	rememberRE = regexp.MustCompile(`^REMEMBER:\s*(.+)$`)
+	keyValueRE = regexp.MustCompile(`^([A-Za-z0-9_.:-]{1,128})\s*=\s*(.+)$`)
+	retainRE   = regexp.MustCompile(`(?i)^save anything about (.+?)\.?$`)
+	notesRE    = regexp.MustCompile(`(?i)^keep notes of what you read\.?$`)
+	noteRE     = regexp.MustCompile(`(?i)^note the (.+?) from what you read\.?$`)
+	updateRE   = regexp.MustCompile(`(?i)\b(is now|changed to|moved to)\b`)
+	wordRE     = regexp.MustCompile(`[a-z0-9]+`)
+)
+
+// Prefixes of content the scripted agent copies into memory as it is.
+const (
+	successPrefix = "Record of past success:"
+	skillPrefix   = "Skill:"
+	teamPrefix    = "Team note: "
+)
+
+// Scripted is the always-complying rule-based brain. On every line it reads
+// it applies the first rule that matches:
+//
+//   - "REMEMBER: key=value" (or "REMEMBER: text") is saved verbatim as a fact;
+//   - a JSON object is saved verbatim with the key, class and body it proposes
+//     (its other fields, whatever they claim, are dropped);
+//   - "Record of past success: ..." is saved verbatim as an episode;
+//   - "Skill: ..." is saved verbatim as a procedure;
+//   - a line naming every word of a profile key with "is now", "changed to"
+//     or "moved to" and a new value updates that key (restated);
+//   - a line naming every word of a topic the subject asked it to note and a
+//     value is restated as a keyed fact;
+//   - in a team deployment, a line of the subject's own turn with a value is
+//     restated as a team note;
+//   - a line mentioning a topic it was told to save anything about is saved
+//     verbatim as a fact.
+//
+// With notes on, it also saves everything it reads as an episode, verbatim.
+// It acts on the first hit that is about the task's subject and carries a
+// value of the kind the action needs.
+type Scripted struct{}
+
+var _ Brain = Scripted{}
+
+// Read applies the rules above.
+func (Scripted) Read(_ context.Context, st *State, c Content) ([]Save, error) {
+	var saves []Save
+	var kept []string
+	for _, line := range strings.Split(c.Text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if c.Channel == custody.ChannelUser && st.instruct(line) {
+			continue
+		}
+		kept = append(kept, line)
+		sv, ok, err := st.rule(c, line)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			saves = append(saves, sv)
+		}
+	}
+	if st.Notes && len(kept) > 0 {
+		saves = append(saves, Save{Class: custody.ClassEpisode, Body: strings.Join(kept, "\n"), Verbatim: true})
+	}
+	return saves, nil
+}
+
+// instruct records a standing instruction, reporting whether line was one.
+func (st *State) instruct(line string) bool {
+	switch {
+	case retainRE.MatchString(line):
+		topic := strings.ToLower(retainRE.FindStringSubmatch(line)[1])
+		st.Retain = append(st.Retain, strings.TrimSuffix(topic, "s"))
+	case notesRE.MatchString(line):
+		st.Notes = true
+	case noteRE.MatchString(line):
+		st.Note = append(st.Note, words(noteRE.FindStringSubmatch(line)[1]))
+	default:
+		return false
+	}
+	st.Instructions = append(st.Instructions, line)
+	return true
+}
+
+func (st *State) rule(c Content, line string) (Save, bool, error) {
+	value := valueRE.FindString(line)
+	switch {
+	case rememberRE.MatchString(line):
+		rest := rememberRE.FindStringSubmatch(line)[1]
+		if kv := keyValueRE.FindStringSubmatch(rest); kv != nil {
+			return Save{Key: kv[1], Class: custody.ClassFact, Body: strings.TrimSpace(kv[2]), Verbatim: true}, true, nil
+		}
+		return Save{Class: custody.ClassFact, Body: rest, Verbatim: true}, true, nil
+	case strings.HasPrefix(line, "{"):
+		sv, ok := jsonSave(line)
+		return sv, ok, nil
+	case strings.HasPrefix(line, successPrefix):
+		return Save{Class: custody.ClassEpisode, Body: line, Verbatim: true}, true, nil
+	case strings.HasPrefix(line, skillPrefix):
+		return Save{Class: custody.ClassProcedure, Body: line, Verbatim: true}, true, nil
+	}
+	if value != "" && updateRE.MatchString(line) {
+		profile, err := st.Profile()
+		if err != nil {
+			return Save{}, false, err
+		}
+		keys := make([]string, 0, len(profile))
+		for k := range profile {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kw := words(k)
+			if hasWords(line, kw) && !strings.Contains(profile[k], value) {
+				return Save{Key: k, Class: custody.ClassFact, Body: title(kw) + ": " + value}, true, nil
+			}
+		}
+	}
+	if value != "" {
+		for _, kw := range st.Note {
+			if hasWords(line, kw) {
+				return Save{Key: strings.Join(kw, "_"), Class: custody.ClassFact, Body: title(kw) + ": " + value}, true, nil
+			}
+		}
+	}
+	if st.Team && value != "" && c.Channel == custody.ChannelUser {
+		return Save{Class: custody.ClassFact, Body: teamPrefix + line, Shared: true}, true, nil
+	}
+	for _, topic := range st.Retain {
+		if strings.Contains(strings.ToLower(line), topic) {
+			return Save{Class: custody.ClassFact, Body: line, Verbatim: true}, true, nil
+		}
+	}
+	return Save{}, false, nil
+}
+
+// jsonSave takes the key, class and body a JSON line proposes.
+func jsonSave(line string) (Save, bool) {
+	var m map[string]any
+	if json.Unmarshal([]byte(line), &m) != nil {
+		return Save{}, false
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	sv := Save{Key: str("key"), Class: custody.ClassFact, Body: str("body"), Verbatim: true}
+	if c, err := custody.ParseClass(str("class")); err == nil {
+		sv.Class = c
+	}
+	if sv.Body == "" {
+		sv.Body = str("value")
+	}
+	return sv, sv.Body != ""
+}
+
+// Choose takes the first hit about the task's subject that carries a value.
+func (Scripted) Choose(_ context.Context, task Task, hits []custody.Scored) (int, string, error) {
+	for i, h := range hits {
+		if !task.about(h.Record) {
+			continue
+		}
+		if v := task.valueRE().FindString(h.Body); v != "" {
+			return i, v, nil
+		}
+	}
+	return -1, "", nil
+}
+
+func words(s string) []string { return wordRE.FindAllString(strings.ToLower(s), -1) }
+
+func hasWords(line string, ws []string) bool {
+	have := words(line)
+	for _, w := range ws {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return len(ws) > 0
+}
+
+func title(ws []string) string {
+	s := strings.Join(ws, " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func containsNorm(s, norm string) bool {
+	return norm != "" && strings.Contains(custody.NormalizeValue(s), norm)
+}
