@@ -36,8 +36,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE] [--addr HOST:PORT] [--policy FILE]\n\n"+
-			"Runs the HTTP API on an embedded SQLite store.\n\n")
+		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
+			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(mcpSrv.Close) // ends the MCP event streams
 	url := "http://" + ln.Addr().String()
-	greet(stderr, url, sf.db)
+	greet(stderr, url, sf.where(), sf.flagArg())
 
 	bg, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -94,19 +94,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-func greet(w io.Writer, url, db string) {
+func greet(w io.Writer, url, where, storeArg string) {
 	fmt.Fprintf(w, `custody is serving on %[1]s (store %[2]s)
 
 Create a principal and make a first call (in another terminal):
 
-  TOKEN=$(go run ./cmd/custody principal add --db %[2]s --tenant acme --name alice --role user)
+  TOKEN=$(go run ./cmd/custody principal add %[3]s --tenant acme --name alice --role user)
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/memories \
     -d '{"namespace":"prefs","key":"tone","class":"preference","body":"short answers","channel":"user"}'
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/search -d '{"query":"answers"}'
 
 API description: %[1]s/v1/openapi.json · metrics: %[1]s/metrics · stop with Ctrl-C
 
-`, url, db)
+`, url, where, storeArg)
 }
 
 // checkpointLoop signs a checkpoint when the log grew by every entries or

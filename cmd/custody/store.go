@@ -10,6 +10,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
 )
@@ -17,6 +18,7 @@ import (
 // storeFlags are the flags of every verb that opens a store directly.
 type storeFlags struct {
 	db        string
+	postgres  string
 	key       string
 	origin    string
 	policy    string
@@ -28,7 +30,8 @@ const DefaultDB = "custody.db"
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", DefaultDB, "SQLite database `file` (created if absent)")
-	fs.StringVar(&f.key, "key", "", "server key `file` that seals principal keys and signs checkpoints (default: the database path + \".key\"; created on first start)")
+	fs.StringVar(&f.postgres, "postgres", os.Getenv("CUSTODY_POSTGRES"), "PostgreSQL `DSN` to use instead of SQLite (default $CUSTODY_POSTGRES)")
+	fs.StringVar(&f.key, "key", "", "server key `file` that seals principal keys and signs checkpoints (default: the database path + \".key\", or custody.key with --postgres; created on first start)")
 	fs.StringVar(&f.origin, "origin", custody.DefaultLogOrigin, "log `name` on the first line of checkpoints")
 }
 
@@ -38,13 +41,39 @@ func (f *storeFlags) registerPolicy(fs *flag.FlagSet) {
 }
 
 func (f *storeFlags) keyPath() string {
-	if f.key != "" {
+	switch {
+	case f.key != "":
 		return f.key
+	case f.postgres != "":
+		return "custody.key"
 	}
 	return f.db + ".key"
 }
 
-func (f *storeFlags) checkpointPath() string { return f.db + ".checkpoint" }
+// checkpointPath is where the latest checkpoint is copied, beside the key.
+func (f *storeFlags) checkpointPath() string {
+	if f.postgres != "" || f.key != "" {
+		return f.keyPath() + ".checkpoint"
+	}
+	return f.db + ".checkpoint"
+}
+
+// flagArg is the store flag to repeat in a hint (never the DSN itself,
+// which may hold a password).
+func (f *storeFlags) flagArg() string {
+	if f.postgres != "" {
+		return `--postgres "$CUSTODY_POSTGRES"`
+	}
+	return "--db " + f.db
+}
+
+// where names the store for messages.
+func (f *storeFlags) where() string {
+	if f.postgres != "" {
+		return "PostgreSQL"
+	}
+	return f.db
+}
 
 // open opens the store and the service over it.
 func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Service, custody.Store, error) {
@@ -68,7 +97,12 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if created && stderr != nil {
 		fmt.Fprintf(stderr, "custody: created server key %s (keep it: it seals every principal's signing key)\n", f.keyPath())
 	}
-	st, err := sqlite.Open(ctx, f.db)
+	var st custody.Store
+	if f.postgres != "" {
+		st, err = postgres.Open(ctx, f.postgres)
+	} else {
+		st, err = sqlite.Open(ctx, f.db)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

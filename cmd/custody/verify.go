@@ -27,7 +27,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if _, err := os.Stat(sf.db); err != nil {
+	if _, err := os.Stat(sf.db); err != nil && sf.postgres == "" {
 		return fmt.Errorf("no store at %s: %w", sf.db, err)
 	}
 	var notes [][]byte
