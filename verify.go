@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/custody-mem/custody/tlog"
 	"github.com/transparency-dev/merkle/compact"
@@ -66,7 +68,9 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 	rep.Entries = size
 	keys := map[string]ed25519.PublicKey{ServerActor: s.key.PublicKey()}
 	want := map[string]*expected{}
+	sigs := newSigChecker()
 	var replayErr error
+	var replayIdx uint64
 	leaves := func(yield func(uint64, []byte) bool) {
 		const page = 5000
 		for start := uint64(0); start < size; start += page {
@@ -76,7 +80,8 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 				return
 			}
 			for _, l := range ls {
-				if replayErr = replay(l, keys, want); replayErr != nil {
+				if replayErr = replay(l, keys, want, sigs.check); replayErr != nil {
+					replayIdx = l.Index
 					return
 				}
 				if !yield(l.Index, l.Data) {
@@ -89,6 +94,10 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 		}
 	}
 	mem, n, root, err := tlog.Rebuild(iter.Seq2[uint64, []byte](leaves), nil)
+	// The first difference in log order wins, whether a signature or the replay.
+	if sigIdx, sigErr := sigs.wait(); sigErr != nil && (replayErr == nil || sigIdx < replayIdx) {
+		return nil, sigErr
+	}
 	if replayErr != nil {
 		return nil, replayErr
 	}
@@ -112,9 +121,9 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 }
 
 // replay applies one leaf: its signature must verify under the key of its
-// actor as announced earlier in the log, and record transitions update the
-// expected state.
-func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected) error {
+// actor as announced earlier in the log (check verifies it, possibly later
+// and on another core), and record transitions update the expected state.
+func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected, check func(uint64, *tlog.Entry, ed25519.PublicKey)) error {
 	e, err := tlog.ParseLeaf(l.Data)
 	if err != nil {
 		return differ("log entry %d does not parse: %v", l.Index, err)
@@ -126,9 +135,7 @@ func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected
 	if !ok {
 		return differ("log entry %d is signed by %q, whom no earlier entry introduced", l.Index, e.Actor)
 	}
-	if err := e.Verify(pub); err != nil {
-		return differ("log entry %d: signature of %s does not verify: %v", l.Index, e.Actor, err)
-	}
+	check(l.Index, e, pub)
 	switch {
 	case e.Transition == "principal":
 		if e.Actor != ServerActor {
@@ -151,6 +158,59 @@ func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected
 		want[e.Tenant+"\x00"+e.RecordID] = &expected{fields: e.Details, state: e.NewState, bodyHash: e.BodyHash, index: l.Index}
 	}
 	return nil
+}
+
+// sigChecker verifies entry signatures on every core while the log is
+// replayed in order, and keeps the failure with the lowest index. The keys
+// come from the replay (a principal entry announces one), so only the
+// Ed25519 verification, most of verify's cost, runs in parallel.
+type sigChecker struct {
+	jobs chan sigJob
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	idx  uint64
+	err  error
+}
+
+type sigJob struct {
+	index uint64
+	e     *tlog.Entry
+	pub   ed25519.PublicKey
+}
+
+func newSigChecker() *sigChecker {
+	c := &sigChecker{jobs: make(chan sigJob, 1024)}
+	for range runtime.NumCPU() {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for j := range c.jobs {
+				if err := j.e.Verify(j.pub); err != nil {
+					c.fail(j.index, differ("log entry %d: signature of %s does not verify: %v", j.index, j.e.Actor, err))
+				}
+			}
+		}()
+	}
+	return c
+}
+
+func (c *sigChecker) check(index uint64, e *tlog.Entry, pub ed25519.PublicKey) {
+	c.jobs <- sigJob{index, e, pub}
+}
+
+func (c *sigChecker) fail(index uint64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil || index < c.idx {
+		c.idx, c.err = index, err
+	}
+}
+
+// wait stops the workers and returns the first failure.
+func (c *sigChecker) wait() (uint64, error) {
+	close(c.jobs)
+	c.wg.Wait()
+	return c.idx, c.err
 }
 
 // compareNodes checks every stored perfect-subtree node against the
