@@ -17,12 +17,14 @@ import (
 
 // storeFlags are the flags of every verb that opens a store directly.
 type storeFlags struct {
-	db        string
-	postgres  string
-	key       string
-	origin    string
-	policy    string
-	sensitive string
+	db         string
+	postgres   string
+	key        string
+	origin     string
+	policy     string
+	sensitive  string
+	reviewTTL  time.Duration
+	strongEdge float64
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -37,6 +39,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 
 func (f *storeFlags) registerPolicy(fs *flag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", "", "Cedar policy `file` (default: the embedded policy, see docs/policy.md)")
+	fs.DurationVar(&f.reviewTTL, "review-ttl", custody.DefaultReviewTTL, "how long a quarantined candidate waits for review before it is rejected")
+	fs.Float64Var(&f.strongEdge, "strong-edge", custody.DefaultStrongEdge, "edge `weight` from which a parent caps a derived record's authority")
 	fs.StringVar(&f.sensitive, "sensitive", "", "comma-separated key `patterns` (regular expressions) whose overwrite needs confirmation (default: "+strings.Join(custody.DefaultSensitiveKeys, ",")+")")
 }
 
@@ -90,6 +94,10 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if f.sensitive != "" {
 		opts.SensitiveKeys = strings.Split(f.sensitive, ",")
 	}
+	if f.strongEdge <= 0 || f.strongEdge > 1 {
+		return nil, nil, usageError{fmt.Sprintf("--strong-edge %v must be in (0,1]", f.strongEdge)}
+	}
+	opts.ReviewTTL, opts.StrongEdge = f.reviewTTL, f.strongEdge
 	key, created, err := tlog.LoadOrCreateServerKey(f.keyPath())
 	if err != nil {
 		return nil, nil, err
