@@ -94,8 +94,8 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if f.sensitive != "" {
 		opts.SensitiveKeys = strings.Split(f.sensitive, ",")
 	}
-	if f.strongEdge <= 0 || f.strongEdge > 1 {
-		return nil, nil, usageError{fmt.Sprintf("--strong-edge %v must be in (0,1]", f.strongEdge)}
+	if f.strongEdge < 0 || f.strongEdge > 1 {
+		return nil, nil, usageError{fmt.Sprintf("--strong-edge %v must be in [0,1] (0 means the default)", f.strongEdge)}
 	}
 	opts.ReviewTTL, opts.StrongEdge = f.reviewTTL, f.strongEdge
 	key, created, err := tlog.LoadOrCreateServerKey(f.keyPath())
