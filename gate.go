@@ -170,7 +170,13 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 	}
 	for _, id := range in.Justification {
 		r, err := tx.Record(ctx, c.Tenant(), id)
-		if err != nil || !r.Eligible(c.Subject.Name, c.Subject.Groups, now) {
+		ok := err == nil
+		if ok {
+			if ok, err = retrievable(ctx, tx, c, r, now); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
 			deny = true
 			d.Observed = AuthorityExternal
 			d.Offending = append(d.Offending, id)
@@ -233,7 +239,11 @@ func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, value string, obs
 			continue
 		}
 		found = true
-		if r.Eligible(c.Subject.Name, c.Subject.Groups, now) {
+		ok, err := retrievable(ctx, tx, c, r, now)
+		if err != nil {
+			return b, false, err
+		}
+		if ok {
 			b.best = max(b.best, r.Authority)
 		}
 		b.anyWarm = b.anyWarm || (r.Authority > AuthorityExternal && (r.State == StateAdmitted || r.State == StatePendingConfirmation))
@@ -250,6 +260,20 @@ func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, value string, obs
 	}
 	slices.Sort(b.sources)
 	return b, found, nil
+}
+
+// retrievable is the gate's view of rule 4, the same as retrieval's: the
+// record is eligible for the subject and, if keyed, is the newest admitted
+// version of its key (a superseded value justifies nothing).
+func retrievable(ctx context.Context, tx Tx, c *Caller, r *Record, now time.Time) (bool, error) {
+	if !r.Eligible(c.Subject.Name, c.Subject.Groups, now) {
+		return false, nil
+	}
+	if r.Key == "" {
+		return true, nil
+	}
+	cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+	return err == nil && cur != nil && cur.ID == r.ID, err
 }
 
 type argValue struct{ path, value string }

@@ -183,3 +183,23 @@ func TestGatePayeeStory(t *testing.T) {
 		t.Fatal("gate decision not logged")
 	}
 }
+
+// A superseded version justifies nothing at the gate, as it is not
+// retrievable; the version in force does.
+func TestGateSupersededVersionIsNotJustification(t *testing.T) {
+	b := newBank(t)
+	old := b.id("bank", "payee_account")
+	ch := b.remember(b.user, custody.Candidate{Namespace: "bank", Key: "payee_account", Class: "fact", Body: "ACCT-2000", Channel: "user"})
+	if _, err := b.svc.Confirm(b.ctx, b.user, ch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Get(b.ctx, b.harness, old); err == nil {
+		t.Fatal("get returned a superseded version")
+	}
+	if d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": 5}, old); d.Decision != custody.GateDeny {
+		t.Fatalf("justified by a superseded version: %s %q", d.Decision, d.Reasons)
+	}
+	if d := b.act("send_money", map[string]any{"recipient": "ACCT-2000", "amount": 5}, ch.ID); d.Decision != custody.GateAllow {
+		t.Fatalf("justified by the version in force: %s %q", d.Decision, d.Reasons)
+	}
+}

@@ -1,7 +1,6 @@
 package custody
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -195,8 +194,4 @@ func fmtTime(t *time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func (r *Record) String() string {
-	return fmt.Sprintf("%s %s/%s %s (%s, %s)", r.ID, r.Namespace, r.Key, r.State, r.Channel, r.Authority)
 }

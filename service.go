@@ -148,9 +148,6 @@ func (s *Service) Store() Store { return s.store }
 // ServerKey returns the key that signs checkpoints and server entries.
 func (s *Service) ServerKey() *tlog.ServerKey { return s.key }
 
-// Origin is the log's checkpoint origin line.
-func (s *Service) Origin() string { return s.opts.LogOrigin }
-
 // OnEvent registers an observer (metrics). Observers must be quick: they
 // run on the request's goroutine.
 func (s *Service) OnEvent(fn func(Event)) {

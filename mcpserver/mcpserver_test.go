@@ -158,7 +158,7 @@ func TestBodyClaimsChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Channel != "agent" || r.Authority != custody.AuthorityAgent || r.Audience != "owner" || r.Owner != "alice" {
-		t.Errorf("record = %s audience %s owner %s, want channel agent, authority agent, audience owner", r, r.Audience, r.Owner)
+		t.Errorf("record = %v audience %s owner %s, want channel agent, authority agent, audience owner", r, r.Audience, r.Owner)
 	}
 }
 
