@@ -78,8 +78,19 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 	return e, e.act(mustPrincipal(e.t, e, "acme", "alice"), "")
 }
 
-// percentiles reports p50 and p99 of per-operation durations.
-func percentiles(b *testing.B, ds []time.Duration) {
+// timed runs op b.N times, timing each call, and reports p50 and p99 next
+// to the mean.
+func timed(b *testing.B, op func(i int) error) {
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := op(i); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	b.StopTimer()
 	slices.Sort(ds)
 	if len(ds) == 0 {
 		return
@@ -90,16 +101,12 @@ func percentiles(b *testing.B, ds []time.Duration) {
 
 func BenchmarkRemember(b *testing.B) {
 	e, alice := seeded(b, benchRecords())
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		if _, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Class: "episode", Body: body(i), Channel: "user"}); err != nil {
 			b.Fatal(err)
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
 
 func BenchmarkGet(b *testing.B) {
@@ -108,31 +115,23 @@ func BenchmarkGet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		if _, err := e.svc.Get(e.ctx, alice, p.Items[i%len(p.Items)].ID); err != nil {
 			b.Fatal(err)
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
 
 func BenchmarkSearch(b *testing.B) {
 	e, alice := seeded(b, benchRecords())
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
 		if err != nil || len(hits) == 0 {
 			b.Fatal(err, len(hits))
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
 
 func BenchmarkGate(b *testing.B) {
@@ -154,17 +153,13 @@ func BenchmarkGate(b *testing.B) {
 	for i := range 50 {
 		e.svc.Observe(e.ctx, h, s.ID, custody.ObservationInput{Channel: "tool:email", Text: body(i)})
 	}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		d, err := e.svc.Gate(e.ctx, h, custody.GateInput{Action: "send_money", Args: map[string]any{"recipient": "ACCT-1042", "amount": 10}, Justification: []string{pay.ID}, Session: s.ID})
 		if err != nil || d.Decision != custody.GateAllow {
 			b.Fatal(err, d)
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
 
 // BenchmarkCascade quarantines a source with CUSTODY_BENCH_RECORDS derived
@@ -264,16 +259,12 @@ func BenchmarkInclusionProof(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		if _, err := e.svc.InclusionProof(e.ctx, uint64(i*7919)%size, size); err != nil {
 			b.Fatal(err)
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
 
 // BenchmarkConsistencyProof proves that a random earlier tree is a prefix
@@ -284,14 +275,10 @@ func BenchmarkConsistencyProof(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timed(b, func(i int) error {
 		if _, err := e.svc.ConsistencyProof(e.ctx, 1+uint64(i*7919)%(size-1), size); err != nil {
 			b.Fatal(err)
 		}
-		ds = append(ds, time.Since(t0))
-	}
-	percentiles(b, ds)
+		return nil
+	})
 }
