@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,13 +46,25 @@ var seededEnvs = map[int]*env{}
 
 // seeded returns a service whose subject alice holds n admitted records.
 // Benchmarks of one run share it (they only add records); it is seeded by
-// 16 concurrent writers, which group commit batches.
+// 16 concurrent writers, which group commit batches. With
+// CUSTODY_BENCH_SEEDS=DIR the seeded store is kept in DIR and later runs
+// start from a copy of it instead of seeding again.
 func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 	b.Helper()
 	e, ok := seededEnvs[n]
 	if !ok {
 		t := &testing.T{}
-		e = newEnv(t, custody.Options{})
+		dir := b.TempDir()
+		cache := os.Getenv("CUSTODY_BENCH_SEEDS")
+		if cache != "" {
+			cache = filepath.Join(cache, "seed-"+strconv.Itoa(n))
+			if copyFiles(cache, dir, func(string) bool { return true }) == nil {
+				e = newEnvAt(t, dir, custody.Options{})
+				seededEnvs[n] = e
+				return e, e.act(mustPrincipal(t, e, "acme", "alice"), "")
+			}
+		}
+		e = newEnvAt(t, dir, custody.Options{})
 		e.principal("acme", "alice", []string{"user"}, nil, nil)
 		alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
 		var wg sync.WaitGroup
@@ -73,9 +86,55 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 		for err := range errs {
 			b.Fatal(err)
 		}
+		if cache != "" {
+			keepSeed(b, e, dir, cache)
+		}
 		seededEnvs[n] = e
 	}
 	return e, e.act(mustPrincipal(e.t, e, "acme", "alice"), "")
+}
+
+// keepSeed copies a seeded store (compacted by VACUUM INTO) and the files
+// beside it from dir into cache.
+func keepSeed(b *testing.B, e *env, dir, cache string) {
+	tmp := cache + ".tmp"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.store.DB().ExecContext(e.ctx, `VACUUM INTO ?`, filepath.Join(tmp, "custody.db")); err != nil {
+		b.Fatal(err)
+	}
+	// The database is copied above; the key, registry and checkpoint copy here.
+	err := copyFiles(dir, tmp, func(n string) bool { return !strings.HasPrefix(n, "custody.db") || strings.HasSuffix(n, ".checkpoint") })
+	if err == nil {
+		err = os.Rename(tmp, cache)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// copyFiles copies the files of directory from that pass keep into to,
+// readable by their owner only (the server key must be).
+func copyFiles(from, to string, keep func(name string) bool) error {
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, f := range ents {
+		if !keep(f.Name()) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, f.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, f.Name()), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // timed runs op b.N times, timing each call, and reports p50 and p99 next

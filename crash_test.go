@@ -30,11 +30,11 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("runs only as TestCrashSafety's child")
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "custody.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "k"))
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	e := newEnvAt(t, dir)
+	e := newEnvAt(t, dir, custody.Options{})
 	e.principal("acme", "alice", []string{"user"}, nil, nil)
 	e.store.Close()
 	var acked []string
@@ -108,7 +108,7 @@ func TestCrashSafety(t *testing.T) {
 		cmd.Wait()
 		timer.Stop()
 		// After every kill: all acknowledged writes present, verify passes.
-		e2 := newEnvAt(t, dir)
+		e2 := newEnvAt(t, dir, custody.Options{})
 		if _, err := e2.svc.Verify(e2.ctx, custody.VerifyOptions{Checkpoints: cps}); err != nil {
 			t.Fatalf("round %d (killed after %s): verify: %v", round, killAfter, err)
 		}
@@ -129,23 +129,4 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("the child acknowledged %d writes and %d checkpoints; the test measured nothing", len(acked), len(cps))
 	}
 	t.Logf("%d rounds, %d acknowledged writes, %d checkpoints", *crashRuns, len(acked), len(cps))
-}
-
-// newEnvAt is newEnv on a store and key in dir (kept across reopenings).
-func newEnvAt(t *testing.T, dir string) *env {
-	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "k"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, ctx: ctx, store: st, now: time.Now()}
-	if e.svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return e
 }

@@ -22,8 +22,13 @@ type env struct {
 
 func newEnv(t *testing.T, opts custody.Options) *env {
 	t.Helper()
+	return newEnvAt(t, t.TempDir(), opts)
+}
+
+// newEnvAt is newEnv over the store and key in dir (created if absent).
+func newEnvAt(t *testing.T, dir string, opts custody.Options) *env {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "custody.db"))
 	if err != nil {
 		t.Fatal(err)

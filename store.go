@@ -133,3 +133,12 @@ type Scored struct {
 	*Record
 	Score float64 `json:"score"`
 }
+
+// HeadChecker is implemented by a Tx whose store keeps "newest admitted
+// version of its key" as a stored flag rather than computing it in every
+// query (SQLite's head column). Verify asks it for a record whose flag
+// disagrees with its key's versions: the flag decides what retrieval
+// returns, so tampering with it must not go unseen.
+type HeadChecker interface {
+	MisflaggedHead(ctx context.Context) (id string, err error)
+}

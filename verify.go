@@ -305,6 +305,15 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 		if seen != len(want) {
 			return differ("the log names %d records but the store holds %d (a record row was deleted)", len(want), seen)
 		}
+		if hc, ok := tx.(HeadChecker); ok {
+			id, err := hc.MisflaggedHead(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differ("record %s: its newest-version flag disagrees with its key's versions, so retrieval would return the wrong version", id)
+			}
+		}
 		rep.Records = seen
 		ps, err := tx.Principals(ctx, "")
 		if err != nil {

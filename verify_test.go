@@ -45,6 +45,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"authority", `UPDATE records SET authority = 4 WHERE body = 'ACCT-7777'`, "authority"},
 		{"log entry", `UPDATE log_leaves SET data = CAST(REPLACE(CAST(data AS TEXT), 'quarantined', 'admittedxxx') AS BLOB) WHERE idx = 4`, "log"},
 		{"signature", `UPDATE log_leaves SET data = substr(data, 1, length(data) - 1) || CASE WHEN substr(data, -1) = x'00' THEN x'01' ELSE x'00' END WHERE idx = 5`, "signature"},
+		{"newest-version flag", `UPDATE records SET head = 0 WHERE body = 'ACCT-1042'`, "newest-version flag"},
 		{"deleted record", `DELETE FROM records WHERE body = 'digest'`, "deleted"},
 		{"deleted leaf", `DELETE FROM log_leaves WHERE idx = 3`, "leaf"},
 		{"reordered leaves", `UPDATE log_leaves SET idx = CASE idx WHEN 4 THEN 5 WHEN 5 THEN 4 END WHERE idx IN (4, 5)`, ""},

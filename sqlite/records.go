@@ -87,7 +87,8 @@ func jsonText(v any) string {
 }
 
 // eligible is the retrieval filter (design rule 4), for a record aliased r:
-// tenant, state, expiry, audience, and newest admitted version of its key.
+// tenant, state, expiry, audience, and newest admitted version of its key
+// (the head column, kept by the schema's triggers).
 // Its arguments come from eligibleArgs.
 func eligible(groups int) string {
 	in := ""
@@ -95,9 +96,7 @@ func eligible(groups int) string {
 		in = " OR r.audience IN (" + strings.TrimSuffix(strings.Repeat("?,", groups), ",") + ")"
 	}
 	return `r.tenant = ? AND r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?)
- AND (r.owner = ? OR r.audience = 'tenant'` + in + `)
- AND (r.key = '' OR NOT EXISTS (SELECT 1 FROM records n WHERE n.tenant = r.tenant AND n.owner = r.owner
-   AND n.namespace = r.namespace AND n.key = r.key AND n.version > r.version AND n.state = 'admitted'))`
+ AND (r.owner = ? OR r.audience = 'tenant'` + in + `) AND (r.key = '' OR r.head = 1)`
 }
 
 func eligibleArgs(s custody.Scope) []any {

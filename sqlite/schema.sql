@@ -1,4 +1,4 @@
--- custody SQLite schema, version 1.
+-- custody SQLite schema, version 2 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS records (
   authority      INTEGER NOT NULL,
   audience       TEXT NOT NULL,
   state          TEXT NOT NULL,
+  head           INTEGER NOT NULL DEFAULT 0,
   created_at     INTEGER NOT NULL,
   expires_at     INTEGER,
   version        INTEGER NOT NULL,
@@ -46,6 +47,25 @@ CREATE INDEX IF NOT EXISTS records_key   ON records (tenant, owner, namespace, k
 CREATE INDEX IF NOT EXISTS records_owner ON records (tenant, owner, state, id);
 CREATE INDEX IF NOT EXISTS records_aud   ON records (tenant, audience, state, id);
 CREATE INDEX IF NOT EXISTS records_state ON records (state, tenant, id);
+
+-- head is 1 on the newest admitted version of a key (keyless records: 0),
+-- so retrieval reads one column of the row instead of probing the key's
+-- other versions for every candidate. The triggers keep it whenever a keyed
+-- record is inserted or enters or leaves the admitted state; the partial
+-- index holds at most one row per key. verify checks it (CheckHeads).
+CREATE INDEX IF NOT EXISTS records_head ON records (tenant, owner, namespace, key) WHERE head = 1;
+CREATE TRIGGER IF NOT EXISTS records_head_insert AFTER INSERT ON records
+WHEN NEW.key != '' AND NEW.state = 'admitted' BEGIN
+  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
+  UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner
+    AND namespace = NEW.namespace AND key = NEW.key AND state = 'admitted' ORDER BY version DESC LIMIT 1);
+END;
+CREATE TRIGGER IF NOT EXISTS records_head_state AFTER UPDATE OF state ON records
+WHEN NEW.key != '' AND (OLD.state = 'admitted') != (NEW.state = 'admitted') BEGIN
+  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
+  UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner
+    AND namespace = NEW.namespace AND key = NEW.key AND state = 'admitted' ORDER BY version DESC LIMIT 1);
+END;
 
 -- Search: body and key, ranked by bm25. Eligibility (tenant, audience,
 -- state, expiry, newest version) is filtered in the same query. Tenant or

@@ -53,6 +53,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "mmap_size(1073741824)")
 		if extra != "" {
 			q.Add("_pragma", extra)
 		}
@@ -68,7 +69,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
-	if _, err := w.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("opening store %s: %w (is it a custody database?)", path, err)
 	}

@@ -68,8 +68,7 @@ func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, e
 
 func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*custody.Record, error) {
 	r, _, err := scanRecord(t.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r
- WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.state = 'admitted'
- ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key))
+ WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.head = 1`, tenant, owner, ns, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -416,4 +415,17 @@ func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
 	var n int
 	err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM tombstones WHERE tenant = ? AND id = ?`, tenant, id).Scan(&n)
 	return n > 0, err
+}
+
+// MisflaggedHead returns a record whose head flag disagrees with its key's
+// versions ("" if none).
+func (t *txn) MisflaggedHead(ctx context.Context) (string, error) {
+	var id string
+	err := t.QueryRowContext(ctx, `SELECT r.id FROM records r WHERE r.head != (r.key != '' AND r.state = 'admitted'
+ AND NOT EXISTS (SELECT 1 FROM records n WHERE n.tenant = r.tenant AND n.owner = r.owner AND n.namespace = r.namespace
+   AND n.key = r.key AND n.version > r.version AND n.state = 'admitted')) LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
 }

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SensitiveOverwrite", testSensitiveOverwrite},
 		{"Eligibility", testEligibility},
 		{"Superseded", testSuperseded},
+		{"NewestVersion", testNewestVersion},
 		{"Audience", testAudience},
 		{"TenantIsolation", testTenantIsolation},
 		{"Pagination", testPagination},

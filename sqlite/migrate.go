@@ -1,0 +1,49 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// schemaVersion is the PRAGMA user_version of the schema in schema.sql.
+// Version 1 databases (user_version 0, records without head) are migrated
+// in place at open.
+const schemaVersion = 2
+
+// migrate brings the database at w to schemaVersion in one transaction.
+func migrate(ctx context.Context, w *sql.DB) error {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v, hasRecords, hasHead int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("the database has schema version %d; this custody knows up to %d (upgrade custody)", v, schemaVersion)
+	}
+	err = tx.QueryRowContext(ctx, `SELECT
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'records'),
+ (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'head')`).Scan(&hasRecords, &hasHead)
+	if err != nil {
+		return err
+	}
+	if hasRecords == 1 && hasHead == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE records ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
+UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXISTS (SELECT 1 FROM records n
+ WHERE n.tenant = records.tenant AND n.owner = records.owner AND n.namespace = records.namespace AND n.key = records.key
+   AND n.version > records.version AND n.state = 'admitted')`); err != nil {
+			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,105 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// A schema 1 database (no head column, no user_version) is migrated at
+// open, and retrieval then returns the same newest versions as before.
+func TestMigrateFromSchema1(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := custody.New(st, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _ := svc.Act(ctx, p, "")
+	var ids []string
+	for _, body := range []string{"blue", "green"} {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	// Take the database back to schema 1.
+	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
+		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`} {
+		if _, err := st.DB().ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st.Close()
+
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 1 database: %v", err)
+	}
+	defer st.Close()
+	var v int
+	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != 2 {
+		t.Fatalf("user_version after migration = %d, %v; want 2", v, err)
+	}
+	svc, err = custody.New(st, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _ = svc.Act(ctx, p, "")
+	page, err := svc.List(ctx, alice, custody.ListInput{Namespace: "prefs", Key: "colour"})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != ids[1] {
+		t.Fatalf("list after migration = %+v, %v; want only the newest version %s", page, err, ids[1])
+	}
+	if _, err := svc.Get(ctx, alice, ids[0]); err == nil {
+		t.Error("the superseded version is retrievable after migration")
+	}
+	if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
+		t.Errorf("verify after migration: %v", err)
+	}
+	// Writes after the migration keep the flag.
+	d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: "red", Channel: "user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err = svc.List(ctx, alice, custody.ListInput{Namespace: "prefs", Key: "colour"})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != d.ID {
+		t.Fatalf("list after a new version = %+v, %v; want %s", page, err, d.ID)
+	}
+}
+
+// A database of a newer schema is refused with a message saying so.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().ExecContext(t.Context(), `PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st, err := sqlite.Open(t.Context(), path); err == nil {
+		st.Close()
+		t.Fatal("opened a database of schema 99")
+	} else if want := "upgrade custody"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
