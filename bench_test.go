@@ -44,6 +44,46 @@ func body(i int) string {
 
 var seededEnvs = map[int]*env{}
 
+// benchCleanup closes the stores benchmarks keep across runs of b.N and
+// removes their directories, after all tests and benchmarks.
+var benchCleanup []func()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, f := range slices.Backward(benchCleanup) {
+		f()
+	}
+	os.Exit(code)
+}
+
+// benchDir is a directory that lives until the test binary ends (a
+// benchmark's b.TempDir goes with its first run).
+func benchDir(b *testing.B) string {
+	dir, err := os.MkdirTemp("", "custody-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCleanup = append(benchCleanup, func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// benchEnv is an env over the store in dir ("" = a new directory) that is
+// closed after all benchmarks.
+func benchEnv(b *testing.B, dir string) *env {
+	if dir == "" {
+		dir = benchDir(b)
+	}
+	e := newEnvAt(keepTB{b}, dir, custody.Options{})
+	benchCleanup = append(benchCleanup, func() { e.store.Close() })
+	return e
+}
+
+// keepTB reports failures to a benchmark but leaves cleanups to
+// benchCleanup, as the env outlives the benchmark's first run.
+type keepTB struct{ testing.TB }
+
+func (keepTB) Cleanup(func()) {}
+
 // seeded returns a service whose subject alice holds n admitted records.
 // Benchmarks of one run share it (they only add records); it is seeded by
 // 16 concurrent writers, which group commit batches. With
@@ -53,18 +93,18 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 	b.Helper()
 	e, ok := seededEnvs[n]
 	if !ok {
-		t := &testing.T{}
-		dir := b.TempDir()
+		dir := benchDir(b)
 		cache := os.Getenv("CUSTODY_BENCH_SEEDS")
 		if cache != "" {
 			cache = filepath.Join(cache, "seed-"+strconv.Itoa(n))
 			if copyFiles(cache, dir, func(string) bool { return true }) == nil {
-				e = newEnvAt(t, dir, custody.Options{})
+				e = benchEnv(b, dir)
 				seededEnvs[n] = e
-				return e, e.act(mustPrincipal(t, e, "acme", "alice"), "")
+				return e, e.act(mustPrincipal(b, e, "acme", "alice"), "")
 			}
 		}
-		e = newEnvAt(t, dir, custody.Options{})
+		e = benchEnv(b, dir)
+		t := e.t
 		e.principal("acme", "alice", []string{"user"}, nil, nil)
 		alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
 		var wg sync.WaitGroup
@@ -91,7 +131,7 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 		}
 		seededEnvs[n] = e
 	}
-	return e, e.act(mustPrincipal(e.t, e, "acme", "alice"), "")
+	return e, e.act(mustPrincipal(b, e, "acme", "alice"), "")
 }
 
 // keepSeed copies a seeded store (compacted by VACUUM INTO) and the files
@@ -198,7 +238,7 @@ func BenchmarkGate(b *testing.B) {
 	if _, _, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "harness", Roles: []string{"agent"}, Channels: []string{"agent", "tool:email"}}); err != nil && !errors.Is(err, custody.ErrConflict) {
 		b.Fatal(err)
 	}
-	h := e.act(mustPrincipal(e.t, e, "acme", "harness"), "alice")
+	h := e.act(mustPrincipal(b, e, "acme", "harness"), "alice")
 	page, err := e.svc.List(e.ctx, alice, custody.ListInput{Namespace: "bank", Key: "payee_account"})
 	if err != nil {
 		b.Fatal(err)
@@ -228,8 +268,7 @@ func BenchmarkCascade(b *testing.B) {
 	n := benchRecords()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		t := &testing.T{}
-		e := newEnv(t, custody.Options{})
+		e := benchEnv(b, "")
 		alice := e.act(e.principal("acme", "alice", []string{"user"}, nil, nil), "")
 		rev := e.act(e.principal("acme", "rev", []string{"reviewer"}, nil, nil), "")
 		root, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "c", Class: "episode", Body: "root", Channel: "user"})
@@ -252,8 +291,7 @@ func BenchmarkCascade(b *testing.B) {
 
 // BenchmarkLineageDepth50 reads the lineage of the tip of a 50-deep chain.
 func BenchmarkLineageDepth50(b *testing.B) {
-	t := &testing.T{}
-	e := newEnv(t, custody.Options{})
+	e := benchEnv(b, "")
 	alice := e.act(e.principal("acme", "alice", []string{"user"}, nil, nil), "")
 	prev := e.remember(alice, custody.Candidate{Namespace: "l", Class: "episode", Body: "root", Channel: "user"})
 	for i := range 50 {

@@ -13,7 +13,7 @@ import (
 
 // env is a service over a real SQLite file with a settable clock.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	store *sqlite.Store
 	svc   *custody.Service
@@ -26,7 +26,7 @@ func newEnv(t *testing.T, opts custody.Options) *env {
 }
 
 // newEnvAt is newEnv over the store and key in dir (created if absent).
-func newEnvAt(t *testing.T, dir string, opts custody.Options) *env {
+func newEnvAt(t testing.TB, dir string, opts custody.Options) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "custody.db"))

@@ -87,7 +87,7 @@ func TestExportRetireRestore(t *testing.T) {
 	}
 }
 
-func mustPrincipal(t *testing.T, e *env, tenant, name string) *custody.Principal {
+func mustPrincipal(t testing.TB, e *env, tenant, name string) *custody.Principal {
 	var p *custody.Principal
 	err := e.store.View(e.ctx, func(tx custody.Tx) error {
 		var err error

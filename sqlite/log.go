@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -89,7 +90,11 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	nodes, _, err := tlog.Append(ctx, txNodes{t}, size, tlog.LeafHash(leaf))
+	rd := &tipReader{t: t, seen: map[compact.NodeID][]byte{}}
+	if t.tip != nil && *t.tip != nil && (*t.tip).size == size {
+		rd.seen = maps.Clone((*t.tip).hashes)
+	}
+	nodes, _, err := tlog.Append(ctx, rd, size, tlog.LeafHash(leaf))
 	if err != nil {
 		return 0, err
 	}
@@ -100,8 +105,66 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 		if err := t.exec(ctx, `INSERT INTO log_nodes (level, idx, hash) VALUES (?,?,?)`, n.ID.Level, n.ID.Index, n.Hash); err != nil {
 			return 0, err
 		}
+		rd.seen[n.ID] = n.Hash
+	}
+	if t.tip != nil {
+		*t.tip = newLogTip(size+1, rd.seen)
 	}
 	return size, nil
+}
+
+// logTip is the writer's copy of the border nodes of the log at size: the
+// nodes the next append reads. The writer drops it whenever a savepoint or
+// a transaction rolls back; AppendLeaf uses it only when the stored log
+// still has that size, so another process appending in between is seen.
+type logTip struct {
+	size   uint64
+	hashes map[compact.NodeID][]byte
+}
+
+// newLogTip keeps the border nodes of size from known; nil if one is
+// missing.
+func newLogTip(size uint64, known map[compact.NodeID][]byte) *logTip {
+	ids := compact.RangeNodes(0, size, nil)
+	tip := &logTip{size: size, hashes: make(map[compact.NodeID][]byte, len(ids))}
+	for _, id := range ids {
+		h, ok := known[id]
+		if !ok {
+			return nil
+		}
+		tip.hashes[id] = h
+	}
+	return tip
+}
+
+// tipReader answers node reads from the nodes it has seen, and reads (and
+// remembers) the rest from the transaction.
+type tipReader struct {
+	t    *txn
+	seen map[compact.NodeID][]byte
+}
+
+func (r *tipReader) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		h, ok := r.seen[id]
+		if !ok {
+			return r.read(ctx, ids)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+func (r *tipReader) read(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	out, err := readNodes(ctx, r.t, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		r.seen[id] = out[i]
+	}
+	return out, nil
 }
 
 // LogSize is the number of leaves.

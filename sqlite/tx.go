@@ -17,6 +17,7 @@ type txn struct {
 	tx    *sql.Tx
 	ro    bool
 	stmts *stmtCache
+	tip   **logTip // the writer's log tip; nil outside the writer
 }
 
 // QueryContext runs a query with a statement prepared once per store.

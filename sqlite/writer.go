@@ -58,7 +58,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(unavailable(err))
 		return
 	}
-	t := &txn{tx: tx, stmts: s.wstmts}
+	t := &txn{tx: tx, stmts: s.wstmts, tip: &s.tip}
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
@@ -66,6 +66,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			tx.Rollback()
+			s.tip = nil
 			finish(unavailable(err))
 			return
 		}
@@ -73,9 +74,11 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		undo := ""
 		if errs[i] != nil {
 			undo = "ROLLBACK TO w; "
+			s.tip = nil // it may hold the rolled-back appends
 		}
 		if _, err := tx.ExecContext(ctx, undo+"RELEASE w"); err != nil {
 			tx.Rollback()
+			s.tip = nil
 			for j := range errs {
 				errs[j] = unavailable(fmt.Errorf("savepoint: %w", err))
 			}
@@ -84,6 +87,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		s.tip = nil
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = unavailable(err)

@@ -1,0 +1,74 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// The writer keeps the log's border nodes between appends. Another process
+// appending to the same file after one of our appends rolled back must not
+// make the next append build on the rolled-back nodes.
+func TestLogTipAcrossProcesses(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	appendLeaf := func(s *sqlite.Store, leaf string, fail bool) {
+		t.Helper()
+		boom := errors.New("boom")
+		err := s.Update(ctx, func(tx custody.Tx) error {
+			if _, err := tx.AppendLeaf(ctx, "acme", []byte(leaf)); err != nil {
+				return err
+			}
+			if fail {
+				return boom
+			}
+			return nil
+		})
+		if fail != errors.Is(err, boom) || !fail && err != nil {
+			t.Fatalf("append %s: %v", leaf, err)
+		}
+	}
+	appendLeaf(a, "one", false)
+	appendLeaf(a, "two", false)
+	appendLeaf(a, "rolled back", true)
+	appendLeaf(b, "three", false)
+	appendLeaf(a, "four", false)
+
+	size, err := a.LogSize(ctx)
+	if err != nil || size != 4 {
+		t.Fatalf("log size %d, %v; want 4", size, err)
+	}
+	leaves, err := a.Leaves(ctx, 0, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, want, err := tlog.Rebuild(func(yield func(uint64, []byte) bool) {
+		for _, l := range leaves {
+			if !yield(l.Index, l.Data) {
+				return
+			}
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tlog.RootHash(ctx, a, size)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("stored root %x, %v; recomputed from the leaves %x", got, err, want)
+	}
+}
