@@ -79,6 +79,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(
   norm, content='', contentless_delete=1, tokenize='trigram'
 );
+-- The writer's idle-time merge steps merge any level with two segments
+-- (tidy.go); FTS5's own merging during commits keeps its default of four.
+INSERT INTO records_fts (records_fts, rank) VALUES ('usermerge', 2);
+INSERT INTO records_tri (records_tri, rank) VALUES ('usermerge', 2);
 
 CREATE TABLE IF NOT EXISTS edges (
   tenant TEXT NOT NULL,

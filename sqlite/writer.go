@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 )
@@ -21,12 +22,26 @@ type write struct {
 // that moment (up to maxBatch), runs each in a savepoint of one transaction,
 // and commits once: a commit (WAL frames, FTS5 segment flush) is most of a
 // write's cost, so under concurrent load it is shared.
+//
+// When no write has come for tidyAfter, it tidies the search indexes a
+// step at a time (see tidy.go) until they are merged or a write comes.
 func (s *Store) writer(ctx context.Context) {
+	idle := time.NewTimer(tidyAfter)
+	defer idle.Stop()
+	untidy := true
 	for {
 		var batch []*write
 		select {
 		case <-ctx.Done():
 			return
+		case <-idle.C:
+			if untidy {
+				untidy = s.tidyStep(ctx)
+				if untidy {
+					idle.Reset(time.Millisecond)
+				}
+			}
+			continue
 		case w := <-s.writes:
 			batch = append(batch, w)
 		}
@@ -40,6 +55,8 @@ func (s *Store) writer(ctx context.Context) {
 			}
 		}
 		s.commit(ctx, batch)
+		untidy = true
+		idle.Reset(tidyAfter)
 	}
 }
 
