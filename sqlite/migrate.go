@@ -7,8 +7,8 @@ import (
 )
 
 // schemaVersion is the PRAGMA user_version of the schema in schema.sql.
-// Version 1 databases (user_version 0, records without head) are migrated
-// in place at open.
+// Version 1 databases (user_version 0, records without head, two unused
+// indexes) are migrated in place at open.
 const schemaVersion = 2
 
 // migrate brings the database at w to schemaVersion in one transaction.
@@ -36,6 +36,11 @@ func migrate(ctx context.Context, w *sql.DB) error {
 UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXISTS (SELECT 1 FROM records n
  WHERE n.tenant = records.tenant AND n.owner = records.owner AND n.namespace = records.namespace AND n.key = records.key
    AND n.version > records.version AND n.state = 'admitted')`); err != nil {
+			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if v < 2 {
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud`); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
 	}

@@ -65,7 +65,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	// The writer never checkpoints the WAL itself (that took milliseconds
 	// inside one commit in sixty); the checkpointer does, beside it.
-	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+"&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
