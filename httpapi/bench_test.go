@@ -6,8 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/custody-mem/custody/storetest"
 )
 
 // benchClient posts JSON with a token over a client tuned for many
@@ -34,43 +41,79 @@ func benchClient(b *testing.B, e *env, token string) func(path string, body any,
 	}
 }
 
-// BenchmarkHTTPWrite measures admitted writes over loopback from concurrent
-// clients (go test -run X -bench HTTPWrite -cpu 1,2 ./httpapi; SetParallelism
-// makes 32 clients per CPU).
-func BenchmarkHTTPWrite(b *testing.B) {
+// benchRecords is how many records the HTTP benchmarks populate first:
+// CUSTODY_BENCH_RECORDS, default 2,000.
+func benchRecords(b *testing.B) int {
+	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_RECORDS")); err == nil && n > 0 {
+		return n
+	}
+	return 2000
+}
+
+// populated is an env whose alice holds (with bob) benchRecords records
+// of storetest.Populate, and alice's token.
+func populated(b *testing.B) (*env, string) {
 	e := newEnv(b, Options{RatePerSecond: -1})
 	tok := e.principal("acme", "alice", []string{"user"})
-	post := benchClient(b, e, tok)
+	storetest.Populate(b, e.store, benchRecords(b))
+	if err := e.store.Tidy(e.ctx); err != nil {
+		b.Fatal(err)
+	}
+	return e, tok
+}
+
+// parallelTimed runs op b.N times from clients goroutines (or
+// CUSTODY_BENCH_CLIENTS), timing each call, and reports calls per second
+// with the p50 and p99 latency.
+func parallelTimed(b *testing.B, clients int, unit string, op func(i int64)) {
+	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
 	var n atomic.Int64
-	b.SetParallelism(32)
+	var mu sync.Mutex
+	var all []time.Duration
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := n.Add(1)
-			post("/v1/memories", MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
-				Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"}, http.StatusCreated)
-		}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			var mine []time.Duration
+			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+				t0 := time.Now()
+				op(i)
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	slices.Sort(all)
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), unit)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkHTTPWrite measures admitted writes over loopback from 64
+// concurrent clients among CUSTODY_BENCH_RECORDS records.
+func BenchmarkHTTPWrite(b *testing.B) {
+	e, tok := populated(b)
+	post := benchClient(b, e, tok)
+	parallelTimed(b, 64, "writes/s", func(i int64) {
+		post("/v1/memories", MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
+			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"}, http.StatusCreated)
 	})
 }
 
-// BenchmarkHTTPSearch measures searches over loopback against 2,000
-// records, 8 clients per CPU, bodies returned.
+// BenchmarkHTTPSearch measures two-word searches over loopback from 16
+// concurrent clients among CUSTODY_BENCH_RECORDS records, bodies returned.
 func BenchmarkHTTPSearch(b *testing.B) {
-	e := newEnv(b, Options{RatePerSecond: -1})
-	tok := e.principal("acme", "alice", []string{"user"})
+	e, tok := populated(b)
 	post := benchClient(b, e, tok)
-	words := []string{"invoice", "payee", "holiday", "meeting", "summary", "doctor", "garden", "train"}
-	for i := range 2000 {
-		post("/v1/memories", MemoryRequest{Namespace: "bench", Class: "episode", Channel: "user",
-			Body: fmt.Sprintf("%s and %s note %d", words[i%len(words)], words[(i/8)%len(words)], i)}, http.StatusCreated)
-	}
-	var n atomic.Int64
-	b.SetParallelism(8)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := n.Add(1)
-			post("/v1/search", SearchRequest{Query: words[i%8] + " " + words[(i/8)%8]}, http.StatusOK)
-		}
+	parallelTimed(b, 16, "searches/s", func(i int64) {
+		post("/v1/search", SearchRequest{Query: storetest.BenchQuery(int(i))}, http.StatusOK)
 	})
 }

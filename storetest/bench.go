@@ -164,3 +164,9 @@ func benchBody(rng *rand.Rand, words int) string {
 	}
 	return strings.Join(ws, " ") + fmt.Sprintf(" #%d", rng.IntN(1e6))
 }
+
+// BenchQuery is the i-th two-word query over the vocabulary of Populate's
+// bodies, for benchmarks outside this package.
+func BenchQuery(i int) string {
+	return benchWords[(i*7919)%len(benchWords)] + " " + benchWords[(i*104729+1)%len(benchWords)]
+}
