@@ -12,14 +12,15 @@ import (
 
 // A schema 1 database (no head column, no user_version) is migrated at
 // open, and retrieval then returns the same newest versions as before.
-func TestMigrateFromSchema1(t *testing.T) {
-	ctx := t.Context()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.db")
-	st, err := sqlite.Open(ctx, path)
+// serviceAt opens a store at dir/c.db with a service over it and a user
+// principal alice of tenant acme acting for herself.
+func serviceAt(t *testing.T, dir string) (*sqlite.Store, *tlog.ServerKey, *custody.Service, *custody.Caller) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
 	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +29,23 @@ func TestMigrateFromSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, _ := svc.Act(ctx, p, "")
+	alice, err := svc.Act(t.Context(), p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, key, svc, alice
+}
+
+func TestMigrateFromSchema1(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	p := alice.Principal
 	var ids []string
 	for _, body := range []string{"blue", "green"} {
 		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
@@ -43,14 +56,15 @@ func TestMigrateFromSchema1(t *testing.T) {
 	}
 	// Take the database back to schema 1.
 	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
-		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`} {
+		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
+		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`} {
 		if _, err := st.DB().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	st.Close()
 
-	st, err = sqlite.Open(ctx, path)
+	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("opening a schema 1 database: %v", err)
 	}
@@ -58,6 +72,10 @@ func TestMigrateFromSchema1(t *testing.T) {
 	var v int
 	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != 2 {
 		t.Fatalf("user_version after migration = %d, %v; want 2", v, err)
+	}
+	var old int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud')`).Scan(&old); err != nil || old != 0 {
+		t.Errorf("%d of schema 1's unused indexes remain after migration (%v)", old, err)
 	}
 	svc, err = custody.New(st, key, custody.Options{})
 	if err != nil {

@@ -2,39 +2,18 @@ package sqlite_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/sqlite"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // Tidying merges index segments; searches and the gate's value lookups
 // find exactly what they found before, and writes go on after it.
 func TestTidyKeepsResults(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := custody.New(st, key, custody.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, _ := svc.Act(ctx, p, "")
+	st, _, svc, alice := serviceAt(t, t.TempDir())
 	words := []string{"invoice", "garden", "payroll", "travel", "dentist"}
 	write := func(i int) {
 		body := fmt.Sprintf("%s note %d for ACCT-%04d", words[i%len(words)], i, i%37)
