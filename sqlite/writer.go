@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -76,31 +77,43 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		return
 	}
 	t := &txn{tx: tx, stmts: s.wstmts, tip: &s.tip}
+	// A write alone in its batch needs no savepoint: its error rolls back
+	// the whole transaction. Each savepoint statement costs about what a
+	// small insert does.
+	alone := len(batch) == 1
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-			tx.Rollback()
-			s.tip = nil
-			finish(unavailable(err))
-			return
+		if !alone {
+			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
+				tx.Rollback()
+				s.tip = nil
+				finish(unavailable(err))
+				return
+			}
 		}
 		errs[i] = w.fn(t)
-		undo := ""
 		if errs[i] != nil {
-			undo = "ROLLBACK TO w; "
 			s.tip = nil // it may hold the rolled-back appends
-		}
-		if _, err := tx.ExecContext(ctx, undo+"RELEASE w"); err != nil {
-			tx.Rollback()
-			s.tip = nil
-			for j := range errs {
-				errs[j] = unavailable(fmt.Errorf("savepoint: %w", err))
+			if alone {
+				tx.Rollback()
+				finish(nil)
+				return
 			}
-			finish(nil)
-			return
+			if err := t.exec(ctx, "ROLLBACK TO w"); err != nil {
+				s.abort(tx, errs, err)
+				finish(nil)
+				return
+			}
+		}
+		if !alone {
+			if err := t.exec(ctx, "RELEASE w"); err != nil {
+				s.abort(tx, errs, err)
+				finish(nil)
+				return
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -112,4 +125,14 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 	}
 	finish(nil)
+}
+
+// abort rolls back a batch whose savepoint handling failed: every write of
+// it fails, whatever its own outcome.
+func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
+	tx.Rollback()
+	s.tip = nil
+	for j := range errs {
+		errs[j] = unavailable(fmt.Errorf("savepoint: %w", err))
+	}
 }
