@@ -229,6 +229,22 @@ func BenchmarkGet(b *testing.B) {
 	})
 }
 
+// BenchmarkRecallKey lists a key's value in force (namespace and key
+// given), for keys spread over the whole store: the oldest are as far from
+// the newest records as the store is large.
+func BenchmarkRecallKey(b *testing.B) {
+	n := benchRecords()
+	e, alice := seeded(b, n)
+	timed(b, func(i int) error {
+		k := "k" + strconv.Itoa(i*7919%n)
+		p, err := e.svc.List(e.ctx, alice, custody.ListInput{Namespace: "bench", Key: k})
+		if err != nil || len(p.Items) != 1 || p.Items[0].Key != k {
+			b.Fatal(err, p)
+		}
+		return nil
+	})
+}
+
 func BenchmarkSearch(b *testing.B) {
 	e, alice := seeded(b, benchRecords())
 	timed(b, func(i int) error {

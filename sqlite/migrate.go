@@ -7,8 +7,9 @@ import (
 )
 
 // schemaVersion is the PRAGMA user_version of the schema in schema.sql.
-// Version 1 databases (user_version 0, records without head, two unused
-// indexes) are migrated in place at open.
+// Version 1 databases (user_version 0, records without head, the key index
+// in another column order, two unused indexes) are migrated in place at
+// open.
 const schemaVersion = 2
 
 // migrate brings the database at w to schemaVersion in one transaction.
@@ -40,7 +41,7 @@ UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXIST
 		}
 	}
 	if v < 2 {
-		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud; DROP INDEX IF EXISTS records_key`); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
 	}

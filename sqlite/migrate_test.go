@@ -57,6 +57,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 	// Take the database back to schema 1.
 	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
 		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
+		`DROP INDEX records_ns_key`, `CREATE INDEX records_key ON records (tenant, owner, namespace, key, version)`,
 		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`} {
 		if _, err := st.DB().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -74,8 +75,8 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatalf("user_version after migration = %d, %v; want 2", v, err)
 	}
 	var old int
-	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud')`).Scan(&old); err != nil || old != 0 {
-		t.Errorf("%d of schema 1's unused indexes remain after migration (%v)", old, err)
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud', 'records_key')`).Scan(&old); err != nil || old != 0 {
+		t.Errorf("%d of schema 1's replaced indexes remain after migration (%v)", old, err)
 	}
 	svc, err = custody.New(st, key, custody.Options{})
 	if err != nil {

@@ -43,12 +43,15 @@ CREATE TABLE IF NOT EXISTS records (
   erased         INTEGER NOT NULL,
   receipt        TEXT NOT NULL
 );
--- Every index that holds state is rewritten for each record a cascade
--- suspends, so there are only the two that queries use (schema 1 also had
--- (tenant, owner, state, id) and (tenant, audience, state, id); the
--- eligibility filter's OR over owner and audience never used them).
-CREATE INDEX IF NOT EXISTS records_key   ON records (tenant, owner, namespace, key, version);
-CREATE INDEX IF NOT EXISTS records_state ON records (state, tenant, id);
+-- records_ns_key serves a key's versions (tenant, namespace, key, owner)
+-- and a list by namespace and key, whoever owns the records shared with the
+-- subject; records_state serves lists in id order. Every index that holds
+-- state is rewritten for each record a cascade suspends, so there is only
+-- the one. (Schema 1 had records_key on (tenant, owner, namespace, key,
+-- version), which a list by key could not use, and (tenant, owner, state,
+-- id) and (tenant, audience, state, id), which no query used.)
+CREATE INDEX IF NOT EXISTS records_ns_key ON records (tenant, namespace, key, owner, version);
+CREATE INDEX IF NOT EXISTS records_state  ON records (state, tenant, id);
 
 -- head is 1 on the newest admitted version of a key (keyless records: 0),
 -- so retrieval reads one column of the row instead of probing the key's
