@@ -245,6 +245,33 @@ func BenchmarkRecallKey(b *testing.B) {
 	})
 }
 
+// BenchmarkListSparse lists the newest records of a subject who owns 20
+// records in a tenant whose other user owns the seeded ones.
+func BenchmarkListSparse(b *testing.B) {
+	e, alice := seeded(b, benchRecords())
+	if _, _, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "carol", Roles: []string{"user"}}); err != nil && !errors.Is(err, custody.ErrConflict) {
+		b.Fatal(err)
+	}
+	carol := e.act(mustPrincipal(b, e, "acme", "carol"), "")
+	page, err := e.svc.List(e.ctx, carol, custody.ListInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := len(page.Items); i < 20; i++ {
+		// Older than most of alice's records: interleave them by writing
+		// alice's next records after.
+		e.remember(carol, custody.Candidate{Namespace: "c", Class: "fact", Body: body(i), Channel: "user"})
+		e.remember(alice, custody.Candidate{Namespace: "bench", Class: "fact", Body: body(i), Channel: "user"})
+	}
+	timed(b, func(i int) error {
+		p, err := e.svc.List(e.ctx, carol, custody.ListInput{Limit: 50})
+		if err != nil || len(p.Items) != 20 {
+			b.Fatal(err, len(p.Items))
+		}
+		return nil
+	})
+}
+
 func BenchmarkSearch(b *testing.B) {
 	e, alice := seeded(b, benchRecords())
 	timed(b, func(i int) error {

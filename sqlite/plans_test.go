@@ -12,9 +12,10 @@ import (
 
 // The planner has no statistics, so a query written the natural way can walk
 // a whole tenant where an id lookup was meant (a cascade did, once per batch
-// of 1,000 ids). This runs the statements behind get, history, lineage and
-// a cascade, then checks the plan of every one that names ids: each must
-// seek by id, never walk the tenant or the table.
+// of 1,000 ids; a list by key did, to reach an old key). This runs the
+// statements behind get, list, lineage and a cascade, then checks the plan
+// of every one that names ids or an index: each must seek, never walk the
+// tenant or the table.
 func TestIDStatementsSeekByID(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -58,6 +59,11 @@ func TestIDStatementsSeekByID(t *testing.T) {
 	if _, err := svc.Lineage(ctx, alice, kid.ID); err != nil {
 		t.Fatal(err)
 	}
+	for _, in := range []custody.ListInput{{}, {Namespace: "n"}, {Namespace: "n", Key: "k"}} {
+		if _, err := svc.List(ctx, alice, in); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if ids, err := svc.Quarantine(ctx, rev, root.ID, ""); err != nil || len(ids) != 2 {
 		t.Fatalf("quarantine: %v, %v", ids, err)
 	}
@@ -76,14 +82,16 @@ func TestIDStatementsSeekByID(t *testing.T) {
 			}
 		}
 	}
-	if checked < 4 {
+	if checked < 7 {
 		t.Fatalf("only %d statements naming ids were run; the workload should run more", checked)
 	}
 }
 
-// namesIDs reports whether q selects or changes records by id.
+// namesIDs reports whether q selects or changes records by id, or names
+// the index to walk.
 func namesIDs(q string) bool {
-	return strings.Contains(q, "id = ?") && strings.Contains(q, "records") || strings.Contains(q, "json_each") || strings.Contains(q, "WITH RECURSIVE")
+	return strings.Contains(q, "id = ?") && strings.Contains(q, "records") || strings.Contains(q, "json_each") ||
+		strings.Contains(q, "WITH RECURSIVE") || strings.Contains(q, "INDEXED BY")
 }
 
 // walksRecords reports whether a plan step reads records (or an index of

@@ -91,16 +91,26 @@ func jsonText(v any) string {
 // (the head column, kept by the schema's triggers).
 // Its arguments come from eligibleArgs.
 func eligible(groups int) string {
-	in := ""
-	if groups > 0 {
-		in = " OR r.audience IN (" + strings.TrimSuffix(strings.Repeat("?,", groups), ",") + ")"
-	}
 	return `r.tenant = ? AND r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?)
- AND (r.owner = ? OR r.audience = 'tenant'` + in + `) AND (r.key = '' OR r.head = 1)`
+ AND (r.owner = ? OR r.audience = 'tenant'` + groupIn(groups) + `) AND (r.key = '' OR r.head = 1)`
 }
 
 func eligibleArgs(s custody.Scope) []any {
-	args := []any{s.Tenant, s.Now.UnixNano(), s.Subject}
+	return append([]any{s.Tenant, s.Now.UnixNano()}, audienceArgs(s)...)
+}
+
+// groupIn is the part of the audience condition for the subject's groups.
+func groupIn(groups int) string {
+	if groups == 0 {
+		return ""
+	}
+	return " OR r.audience IN (" + strings.TrimSuffix(strings.Repeat("?,", groups), ",") + ")"
+}
+
+// audienceArgs are the arguments of the audience condition: the subject,
+// then its groups.
+func audienceArgs(s custody.Scope) []any {
+	args := []any{s.Subject}
 	for _, g := range s.Groups {
 		args = append(args, "group:"+g)
 	}
@@ -123,16 +133,42 @@ func (s *Store) Get(ctx context.Context, sc custody.Scope, id string) (*custody.
 // List returns eligible records, newest first.
 //
 // A list by namespace and key reads that key's versions through
-// records_ns_key; any other list walks records_state newest first. Both are
-// named, as the planner (without statistics) chose the walk for a key too,
-// which reached an old key only after every newer record.
+// records_ns_key. Any other list merges one walk per audience the subject
+// can see — its own records (records_owner_id), the tenant's shared ones
+// and each of its groups' (records_aud_id) — each newest first, filtered
+// and cut at the limit before the merge, so a subject with few records in
+// a large tenant reads about as many rows as it gets. Indexes are named:
+// without statistics the planner walked every record of the tenant.
 func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter) ([]*custody.Record, error) {
-	index := "records_state"
 	if f.Namespace != "" && f.Key != "" {
-		index = "records_ns_key"
+		q, args := listBranch(sc, f, "records_ns_key", `(r.owner = ? OR r.audience = 'tenant'`+groupIn(len(sc.Groups))+`)`, audienceArgs(sc)...)
+		return queryRecords(ctx, s.reader(), `SELECT `+recordCols+` FROM records r WHERE r.rid IN (SELECT rid FROM (`+q+`))
+ ORDER BY r.id DESC`, args...)
 	}
-	q := `SELECT ` + recordCols + ` FROM records r INDEXED BY ` + index + ` WHERE ` + eligible(len(sc.Groups))
-	args := eligibleArgs(sc)
+	branches := []string{}
+	var args []any
+	add := func(index, cond string, condArgs ...any) {
+		q, a := listBranch(sc, f, index, cond, condArgs...)
+		branches = append(branches, `SELECT rid FROM (`+q+`)`)
+		args = append(args, a...)
+	}
+	add("records_owner_id", "r.owner = ?", sc.Subject)
+	add("records_aud_id", "r.audience = 'tenant'")
+	for _, g := range sc.Groups {
+		add("records_aud_id", "r.audience = ?", "group:"+g)
+	}
+	q := `SELECT ` + recordCols + ` FROM records r WHERE r.rid IN (` + strings.Join(branches, " UNION ALL ") + `)
+ ORDER BY r.id DESC LIMIT ?`
+	return queryRecords(ctx, s.reader(), q, append(args, f.Limit)...)
+}
+
+// listBranch is one walk of List: the records of tenant matching cond
+// that are eligible in every other respect and pass the filter, newest
+// first, at most f.Limit of them.
+func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, condArgs ...any) (string, []any) {
+	q := `SELECT r.rid FROM records r INDEXED BY ` + index + ` WHERE r.tenant = ? AND ` + cond + `
+ AND r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?) AND (r.key = '' OR r.head = 1)`
+	args := append(append([]any{sc.Tenant}, condArgs...), sc.Now.UnixNano())
 	if f.Namespace != "" {
 		q += ` AND r.namespace = ?`
 		args = append(args, f.Namespace)
@@ -149,8 +185,7 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 		q += ` AND r.id < ?`
 		args = append(args, f.After)
 	}
-	q += ` ORDER BY r.id DESC LIMIT ?`
-	return queryRecords(ctx, s.reader(), q, append(args, f.Limit)...)
+	return q + ` ORDER BY r.id DESC LIMIT ?`, append(args, f.Limit)
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)

@@ -45,13 +45,17 @@ CREATE TABLE IF NOT EXISTS records (
 );
 -- records_ns_key serves a key's versions (tenant, namespace, key, owner)
 -- and a list by namespace and key, whoever owns the records shared with the
--- subject; records_state serves lists in id order. Every index that holds
+-- subject; records_state serves the review queue. Every index that holds
 -- state is rewritten for each record a cascade suspends, so there is only
--- the one. (Schema 1 had records_key on (tenant, owner, namespace, key,
+-- that one. (Schema 1 had records_key on (tenant, owner, namespace, key,
 -- version), which a list by key could not use, and (tenant, owner, state,
 -- id) and (tenant, audience, state, id), which no query used.)
-CREATE INDEX IF NOT EXISTS records_ns_key ON records (tenant, namespace, key, owner, version);
-CREATE INDEX IF NOT EXISTS records_state  ON records (state, tenant, id);
+CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version);
+CREATE INDEX IF NOT EXISTS records_state    ON records (state, tenant, id);
+-- List walks a subject's own records and each audience it can see, newest
+-- first. Neither index holds state, so a cascade does not rewrite them.
+CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);
+CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id);
 
 -- head is 1 on the newest admitted version of a key (keyless records: 0),
 -- so retrieval reads one column of the row instead of probing the key's
