@@ -41,7 +41,8 @@ UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXIST
 		}
 	}
 	if v < 2 {
-		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud; DROP INDEX IF EXISTS records_key`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud; DROP INDEX IF EXISTS records_key;
+DROP INDEX IF EXISTS records_state`); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
 	}

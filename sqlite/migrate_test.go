@@ -58,6 +58,8 @@ func TestMigrateFromSchema1(t *testing.T) {
 	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
 		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
 		`DROP INDEX records_ns_key`, `CREATE INDEX records_key ON records (tenant, owner, namespace, key, version)`,
+		`DROP INDEX records_waiting`, `DROP INDEX records_owner_id`, `DROP INDEX records_aud_id`,
+		`CREATE INDEX records_state ON records (state, tenant, id)`,
 		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`} {
 		if _, err := st.DB().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -75,8 +77,12 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatalf("user_version after migration = %d, %v; want 2", v, err)
 	}
 	var old int
-	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud', 'records_key')`).Scan(&old); err != nil || old != 0 {
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud', 'records_key', 'records_state')`).Scan(&old); err != nil || old != 0 {
 		t.Errorf("%d of schema 1's replaced indexes remain after migration (%v)", old, err)
+	}
+	var fresh int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_ns_key', 'records_waiting', 'records_owner_id', 'records_aud_id', 'records_head')`).Scan(&fresh); err != nil || fresh != 5 {
+		t.Errorf("%d of schema 2's 5 new indexes after migration (%v)", fresh, err)
 	}
 	svc, err = custody.New(st, key, custody.Options{})
 	if err != nil {

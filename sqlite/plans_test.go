@@ -67,10 +67,22 @@ func TestIDStatementsSeekByID(t *testing.T) {
 	if ids, err := svc.Quarantine(ctx, rev, root.ID, ""); err != nil || len(ids) != 2 {
 		t.Fatalf("quarantine: %v, %v", ids, err)
 	}
+	if items, _, err := svc.ReviewQueue(ctx, rev, "", 10); err != nil || len(items) != 1 {
+		t.Fatalf("review queue: %v, %v", items, err)
+	}
+	if _, err := svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
 
-	checked := 0
+	checked, waiting := 0, 0
 	for _, c := range []*stmtCache{st.wstmts, st.rstmts} {
 		for q := range c.m {
+			if strings.Contains(q, "r.state IN (") {
+				waiting++
+				if p := strings.Join(plan(t, st, q), "; "); !strings.Contains(p, "records_waiting") {
+					t.Errorf("a read of records in waiting states does not use records_waiting: %s\n%s", p, q)
+				}
+			}
 			if !namesIDs(q) {
 				continue
 			}
@@ -81,6 +93,9 @@ func TestIDStatementsSeekByID(t *testing.T) {
 				}
 			}
 		}
+	}
+	if waiting == 0 {
+		t.Error("the workload read no records by state")
 	}
 	if checked < 7 {
 		t.Fatalf("only %d statements naming ids were run; the workload should run more", checked)
@@ -95,10 +110,11 @@ func namesIDs(q string) bool {
 }
 
 // walksRecords reports whether a plan step reads records (or an index of
-// them) by scanning, or by a seek on the tenant or state alone.
+// them) by scanning, or by a seek on the tenant or state alone. The records
+// waiting for review are meant to be walked.
 func walksRecords(step string) bool {
 	f := strings.Fields(step)
-	if len(f) < 2 || (f[1] != "records" && f[1] != "r" && f[1] != "n") {
+	if len(f) < 2 || (f[1] != "records" && f[1] != "r" && f[1] != "n") || strings.Contains(step, "records_waiting") {
 		return false
 	}
 	if f[0] == "SCAN" {

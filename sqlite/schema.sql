@@ -45,13 +45,16 @@ CREATE TABLE IF NOT EXISTS records (
 );
 -- records_ns_key serves a key's versions (tenant, namespace, key, owner)
 -- and a list by namespace and key, whoever owns the records shared with the
--- subject; records_state serves the review queue. Every index that holds
--- state is rewritten for each record a cascade suspends, so there is only
--- that one. (Schema 1 had records_key on (tenant, owner, namespace, key,
--- version), which a list by key could not use, and (tenant, owner, state,
--- id) and (tenant, audience, state, id), which no query used.)
+-- subject. records_waiting serves the review queue, the sweep and
+-- re-evaluation: it holds only the states people wait on, so a cascade
+-- (admitted to suspended) rewrites no index entry. (Schema 1 had
+-- records_key on (tenant, owner, namespace, key, version), which a list by
+-- key could not use; (state, tenant, id) for every state; and (tenant,
+-- owner, state, id) and (tenant, audience, state, id), which no query
+-- used.)
 CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version);
-CREATE INDEX IF NOT EXISTS records_state    ON records (state, tenant, id);
+CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
+  WHERE state IN ('pending', 'quarantined', 'pending_confirmation');
 -- List walks a subject's own records and each audience it can see, newest
 -- first. Neither index holds state, so a cascade does not rewrite them.
 CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);
