@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,20 +55,25 @@ func TestMigrateFromSchema1(t *testing.T) {
 		}
 		ids = append(ids, d.ID)
 	}
-	// Take the database back to schema 1.
+	// Take the database back to schema 1, as a file at rest.
+	st.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
 		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
 		`DROP INDEX records_ns_key`, `CREATE INDEX records_key ON records (tenant, owner, namespace, key, version)`,
 		`DROP INDEX records_waiting`, `DROP INDEX records_owner_id`, `DROP INDEX records_aud_id`,
 		`CREATE INDEX records_state ON records (state, tenant, id)`,
 		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`} {
-		if _, err := st.DB().ExecContext(ctx, q); err != nil {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	st.Close()
+	raw.Close()
 
-	st, err := sqlite.Open(ctx, path)
+	st, err = sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("opening a schema 1 database: %v", err)
 	}
