@@ -70,8 +70,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	// Two connections, though only the writer goroutine writes: the second
-	// lets the statement cache prepare a query while the writer is inside a
-	// transaction; both keep their prepared statements.
+	// serves offline tools and tests that use DB while the store is open.
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
@@ -158,8 +157,12 @@ func (s *Store) View(ctx context.Context, fn func(custody.Tx) error) error {
 	if err != nil {
 		return unavailable(err)
 	}
-	defer tx.Rollback()
-	return fn(&txn{tx: tx, ro: true, stmts: s.rstmts})
+	err = func() error {
+		defer tx.Rollback()
+		return fn(&txn{tx: tx, ro: true, stmts: s.rstmts})
+	}()
+	s.rstmts.prepareMissing(ctx) // with the transaction's connection back in the pool
+	return err
 }
 
 func unavailable(err error) error {

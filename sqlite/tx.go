@@ -20,22 +20,21 @@ type txn struct {
 	tip   **logTip // the writer's log tip; nil outside the writer
 }
 
-// QueryContext runs a query with a statement prepared once per store.
+// QueryContext runs a query with a statement prepared once per store (see
+// stmtCache for one met for the first time).
 func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := t.stmts.get(ctx, q)
-	if err != nil {
-		return nil, err
+	if st := t.stmts.lookup(q); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	return t.tx.QueryContext(ctx, q, args...)
 }
 
 // QueryRowContext is QueryContext for one row.
 func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	st, err := t.stmts.get(ctx, q)
-	if err != nil {
-		return t.tx.QueryRowContext(ctx, q, args...) // reports the same error
+	if st := t.stmts.lookup(q); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	return t.tx.QueryRowContext(ctx, q, args...)
 }
 
 // ExecContext runs a statement prepared once per store.
@@ -43,11 +42,10 @@ func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Resul
 	if t.ro {
 		return nil, errReadOnly
 	}
-	st, err := t.stmts.get(ctx, q)
-	if err != nil {
-		return nil, err
+	if st := t.stmts.lookup(q); st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return t.tx.ExecContext(ctx, q, args...)
 }
 
 var _ custody.Tx = (*txn)(nil)

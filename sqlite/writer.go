@@ -62,6 +62,7 @@ func (s *Store) writer(ctx context.Context) {
 }
 
 func (s *Store) commit(ctx context.Context, batch []*write) {
+	defer s.wstmts.prepareMissing(ctx) // after the transaction, whatever its end
 	errs := make([]error, len(batch))
 	finish := func(commitErr error) {
 		for i, w := range batch {
