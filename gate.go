@@ -80,7 +80,7 @@ func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecis
 		return nil, invalid("justification", "at most 100 justifying memories")
 	}
 	var d *GateDecision
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		var err error
 		if d, err = s.gate(ctx, tx, c, in); err != nil {
 			return err
@@ -125,7 +125,7 @@ func (s *Service) ConfirmAction(ctx context.Context, c *Caller, action string, a
 		return "", forbidden("only the owner's own user credential can confirm an action")
 	}
 	g := &Grant{ID: s.newID(), Tenant: c.Tenant(), Subject: c.Subject.Name, Digest: ActionDigest(action, args), Actor: c.Principal.ID(), CreatedAt: s.now()}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		if err := tx.InsertGrant(ctx, g); err != nil {
 			return err
 		}

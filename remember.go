@@ -110,7 +110,7 @@ func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decis
 	if r.Parents == nil {
 		r.Parents = []Edge{}
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		return s.admitNew(ctx, tx, c, r)
 	})
 	if err != nil {

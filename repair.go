@@ -36,7 +36,7 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 		return nil, err
 	}
 	var affected []string
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)
 		if err != nil {
 			return err
@@ -110,7 +110,7 @@ func (s *Service) Rebuild(ctx context.Context, c *Caller, id, body string) ([]st
 		return nil, err
 	}
 	var affected []string
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)
 		if err != nil {
 			return err

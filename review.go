@@ -124,7 +124,7 @@ func (s *Service) Confirm(ctx context.Context, c *Caller, id string) (*Record, e
 func (s *Service) decideByHand(ctx context.Context, c *Caller, id string, states []State,
 	decide func(Tx, *Record) (State, *Receipt, error), name string) (*Record, error) {
 	var out *Record
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)
 		if err != nil {
 			return notFound("record")
@@ -168,7 +168,7 @@ func (s *Service) Reevaluate(ctx context.Context, c *Caller) ([]string, error) {
 		return nil, forbidden("re-evaluation needs the policy_owner, reviewer or admin role")
 	}
 	var changed []string
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		var err error
 		changed, err = s.reevaluate(ctx, tx, c.Principal)
 		return err
@@ -208,7 +208,7 @@ func (s *Service) reevaluate(ctx context.Context, tx Tx, actor *Principal) ([]st
 func (s *Service) Sweep(ctx context.Context) ([]string, error) {
 	cutoff := s.now().Add(-s.opts.ReviewTTL)
 	var out []string
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		recs, err := tx.InState(ctx, "", []State{StateQuarantined}, "", 10000)
 		if err != nil {
 			return err

@@ -156,6 +156,39 @@ func (s *Service) OnEvent(fn func(Event)) {
 	s.hooks = append(s.hooks, fn)
 }
 
+// update runs fn in one write transaction. The transitions fn logs are
+// told to observers only once that transaction has committed: a write that
+// rolls back (its own error, or a failed commit) counts for nothing.
+func (s *Service) update(ctx context.Context, fn func(Tx) error) error {
+	var events []Event
+	err := s.store.Update(ctx, func(tx Tx) error {
+		events = events[:0] // a store may run fn again
+		return fn(&eventTx{Tx: tx, events: &events})
+	})
+	if err == nil {
+		for _, e := range events {
+			s.emit(e)
+		}
+	}
+	return err
+}
+
+// eventTx is a write transaction that collects the events of the
+// transitions logged in it.
+type eventTx struct {
+	Tx
+	events *[]Event
+}
+
+// emitIn tells observers of e when tx commits (at once outside update).
+func (s *Service) emitIn(tx Tx, e Event) {
+	if et, ok := tx.(*eventTx); ok {
+		*et.events = append(*et.events, e)
+		return
+	}
+	s.emit(e)
+}
+
 func (s *Service) emit(e Event) {
 	s.hooksMu.RLock()
 	defer s.hooksMu.RUnlock()
@@ -286,7 +319,7 @@ func (s *Service) AddPrincipal(ctx context.Context, in PrincipalInput) (*Princip
 		return nil, "", err
 	}
 	token, hash := NewToken()
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx Tx) error {
 		if _, err := tx.Principal(ctx, p.Tenant, p.Name); err == nil {
 			return conflict("principal %s already exists", p.ID())
 		} else if !errors.Is(err, ErrNotFound) {

@@ -38,7 +38,7 @@ func (s *Service) OpenSession(ctx context.Context, c *Caller) (*Session, error) 
 		ID: s.newID(), Tenant: c.Tenant(), Subject: c.Subject.Name, Opener: c.Principal.ID(),
 		CreatedAt: s.now(), Floor: AuthorityConfirmed,
 	}
-	err := s.store.Update(ctx, func(tx Tx) error { return tx.InsertSession(ctx, sess) })
+	err := s.update(ctx, func(tx Tx) error { return tx.InsertSession(ctx, sess) })
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *Service) Observe(ctx context.Context, c *Caller, sessionID string, in O
 		return nil, invalid("text", "observation text is longer than the body limit of %d bytes", s.opts.maxBody())
 	}
 	var sess *Session
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx Tx) error {
 		var err error
 		if sess, err = s.session(ctx, tx, c, sessionID); err != nil {
 			return err

@@ -172,7 +172,7 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 			registry[snap.Tenant+"\x00"+e.ID] = e.State
 		}
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx Tx) error {
 		for _, p := range snap.Principals {
 			if p.Tenant != snap.Tenant {
 				return badSnapshot("principal %s is not of tenant %s", p.ID(), snap.Tenant)

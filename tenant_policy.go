@@ -57,7 +57,7 @@ func (s *Service) SetPolicy(ctx context.Context, c *Caller, text []byte) (*Polic
 		return nil, nil, err
 	}
 	var changed []string
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx Tx) error {
 		if err := tx.SetPolicy(ctx, c.Tenant(), text, c.Principal.ID(), s.now()); err != nil {
 			return err
 		}
