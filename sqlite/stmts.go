@@ -16,9 +16,10 @@ import (
 // connection of the pool while the transaction holds its own, and with the
 // others busy that waits for ever (the writer's spare connection taken by
 // an offline tool; every read connection held by a transaction that meets a
-// new statement). A transaction runs a statement the cache lacks directly
-// and notes it; prepareMissing prepares the noted ones once the
-// transaction is over.
+// new statement). A transaction prepares a statement the cache lacks on its
+// own connection, for the rest of the transaction (a restore is one long
+// transaction), and notes it; prepareMissing prepares the noted ones into
+// the cache once the transaction is over.
 type stmtCache struct {
 	db      *sql.DB
 	mu      sync.Mutex

@@ -17,35 +17,59 @@ type txn struct {
 	tx    *sql.Tx
 	ro    bool
 	stmts *stmtCache
-	tip   **logTip // the writer's log tip; nil outside the writer
+	tip   **logTip             // the writer's log tip; nil outside the writer
+	local map[string]*sql.Stmt // statements prepared in this transaction
 }
 
-// QueryContext runs a query with a statement prepared once per store (see
-// stmtCache for one met for the first time).
-func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+// stmt returns the statement for q in this transaction: the store's cached
+// one, or one prepared on the transaction's own connection for the rest of
+// it (database/sql closes it with the transaction; the cache gets q after).
+func (t *txn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st := t.stmts.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return t.tx.StmtContext(ctx, st), nil
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	if st, ok := t.local[q]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if t.local == nil {
+		t.local = map[string]*sql.Stmt{}
+	}
+	t.local[q] = st
+	return st, nil
+}
+
+// QueryContext runs a query with a prepared statement (see stmt).
+func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // QueryRowContext is QueryContext for one row.
 func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := t.stmts.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return t.tx.QueryRowContext(ctx, q, args...) // reports the same error
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return st.QueryRowContext(ctx, args...)
 }
 
-// ExecContext runs a statement prepared once per store.
+// ExecContext runs a statement with a prepared statement (see stmt).
 func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if t.ro {
 		return nil, errReadOnly
 	}
-	if st := t.stmts.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return st.ExecContext(ctx, args...)
 }
 
 var _ custody.Tx = (*txn)(nil)
@@ -259,7 +283,7 @@ func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.R
 	q := `SELECT ` + recordCols + ` FROM records r`
 	var args []any
 	if tenant != "" {
-		q += ` WHERE r.tenant = ?`
+		q += ` WHERE +r.tenant = ?` // stream in rid order; a tenant index would sort the whole tenant first
 		args = append(args, tenant)
 	}
 	rows, err := t.QueryContext(ctx, q+` ORDER BY r.rid`, args...)
