@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"io"
+	"maps"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,9 +80,17 @@ func TestIDStatementsSeekByID(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The writer prepares a batch's new statements after answering it; one
+	// more write waits for that.
+	if err := st.Update(ctx, func(custody.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 	checked, waiting, scans := 0, 0, 0
 	for _, c := range []*stmtCache{st.wstmts, st.rstmts} {
-		for q := range c.m {
+		c.mu.Lock()
+		qs := slices.Collect(maps.Keys(c.m))
+		c.mu.Unlock()
+		for _, q := range qs {
 			if strings.Contains(q, "ORDER BY r.rid") {
 				scans++
 				if p := strings.Join(plan(t, st, q), "; "); strings.Contains(p, "TEMP B-TREE") {
