@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 	"maps"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 

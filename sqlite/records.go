@@ -87,16 +87,18 @@ func jsonText(v any) string {
 }
 
 // eligible is the retrieval filter (design rule 4), for a record aliased r:
-// tenant, state, expiry, audience, and newest admitted version of its key
-// (the head column, kept by the schema's triggers).
-// Its arguments come from eligibleArgs.
+// tenant, audience, and eligibleRest. Its arguments come from eligibleArgs.
 func eligible(groups int) string {
-	return `r.tenant = ? AND r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?)
- AND (r.owner = ? OR r.audience = 'tenant'` + groupIn(groups) + `) AND (r.key = '' OR r.head = 1)`
+	return `r.tenant = ? AND (r.owner = ? OR r.audience = 'tenant'` + groupIn(groups) + `) AND ` + eligibleRest
 }
 
+// eligibleRest is the part of rule 4 that does not depend on the subject:
+// admitted, not expired (one argument: now), and the newest admitted
+// version of its key (the head column, kept by the schema's triggers).
+const eligibleRest = `r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?) AND (r.key = '' OR r.head = 1)`
+
 func eligibleArgs(s custody.Scope) []any {
-	return append([]any{s.Tenant, s.Now.UnixNano()}, audienceArgs(s)...)
+	return append(append([]any{s.Tenant}, audienceArgs(s)...), s.Now.UnixNano())
 }
 
 // groupIn is the part of the audience condition for the subject's groups.
@@ -166,8 +168,7 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 // that are eligible in every other respect and pass the filter, newest
 // first, at most f.Limit of them.
 func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, condArgs ...any) (string, []any) {
-	q := `SELECT r.rid FROM records r INDEXED BY ` + index + ` WHERE r.tenant = ? AND ` + cond + `
- AND r.state = 'admitted' AND (r.expires_at IS NULL OR r.expires_at > ?) AND (r.key = '' OR r.head = 1)`
+	q := `SELECT r.rid FROM records r INDEXED BY ` + index + ` WHERE r.tenant = ? AND ` + cond + ` AND ` + eligibleRest
 	args := append(append([]any{sc.Tenant}, condArgs...), sc.Now.UnixNano())
 	if f.Namespace != "" {
 		q += ` AND r.namespace = ?`
