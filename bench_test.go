@@ -215,6 +215,21 @@ func BenchmarkRemember(b *testing.B) {
 	})
 }
 
+// BenchmarkRememberKeyed writes a new version of an existing key (a user
+// updating a fact): the key's current and newest versions are read, and the
+// previous version stops being the one in force.
+func BenchmarkRememberKeyed(b *testing.B) {
+	n := benchRecords()
+	e, alice := seeded(b, n)
+	timed(b, func(i int) error {
+		d, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(i*7919%n), Class: "fact", Body: body(i), Channel: "user"})
+		if err == nil && d.State != custody.StateAdmitted {
+			b.Fatalf("overwrite of k%d: %s", i*7919%n, d.State)
+		}
+		return err
+	})
+}
+
 func BenchmarkGet(b *testing.B) {
 	e, alice := seeded(b, benchRecords())
 	p, err := e.svc.List(e.ctx, alice, custody.ListInput{Limit: 500})

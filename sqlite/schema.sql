@@ -66,13 +66,20 @@ CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id);
 -- record is inserted or enters or leaves the admitted state; the partial
 -- index holds at most one row per key. verify checks it (CheckHeads).
 CREATE INDEX IF NOT EXISTS records_head ON records (tenant, owner, namespace, key) WHERE head = 1;
-CREATE TRIGGER IF NOT EXISTS records_head_insert AFTER INSERT ON records
-WHEN NEW.key != '' AND NEW.state = 'admitted' BEGIN
-  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
-  UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner
-    AND namespace = NEW.namespace AND key = NEW.key AND state = 'admitted' ORDER BY version DESC LIMIT 1);
+-- A keyed admitted record is inserted with head 1 (it is almost always the
+-- newest version); the trigger demotes an older head, or the new record
+-- when a newer version is in force (a restore inserting out of order).
+-- Triggers are code: every open replaces them with this file's.
+DROP TRIGGER IF EXISTS records_head_insert;
+CREATE TRIGGER records_head_insert AFTER INSERT ON records
+WHEN NEW.head = 1 BEGIN
+  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key
+    AND head = 1 AND version < NEW.version;
+  UPDATE records SET head = 0 WHERE rid = NEW.rid AND EXISTS (SELECT 1 FROM records n WHERE n.tenant = NEW.tenant
+    AND n.owner = NEW.owner AND n.namespace = NEW.namespace AND n.key = NEW.key AND n.head = 1 AND n.rid != NEW.rid);
 END;
-CREATE TRIGGER IF NOT EXISTS records_head_state AFTER UPDATE OF state ON records
+DROP TRIGGER IF EXISTS records_head_state;
+CREATE TRIGGER records_head_state AFTER UPDATE OF state ON records
 WHEN NEW.key != '' AND (OLD.state = 'admitted') != (NEW.state = 'admitted') BEGIN
   UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
   UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner

@@ -114,11 +114,12 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if t.ro {
 		return errReadOnly
 	}
+	head := r.Key != "" && r.State == custody.StateAdmitted // the trigger corrects it if a newer version is in force
 	res, err := t.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
- source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt)
- VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+ source_ref, authority, audience, state, head, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
-		int(r.Authority), r.Audience, string(r.State), r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
+		int(r.Authority), r.Audience, string(r.State), head, r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
 		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, jsonText(r.Receipt))
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -109,4 +110,54 @@ func newestAdmitted(rt *rapid.T, e *env, ns, key string) []string {
 		rt.Fatal(err)
 	}
 	return want
+}
+
+// testVersionsOutOfOrder inserts a key's versions newest first, as a restore
+// may: the newest admitted version stays the one in force.
+func testVersionsOutOfOrder(t *testing.T, e *env) {
+	rec := func(id string, version int) *custody.Record {
+		return &custody.Record{ID: id, Tenant: "oo", Owner: "alice", Namespace: "n", Key: "k", Class: custody.ClassFact,
+			Body: id, Channel: "user", Writer: "oo/alice", Authority: custody.AuthorityUser, Audience: "owner",
+			State: custody.StateAdmitted, CreatedAt: Start, Version: version, Parents: []custody.Edge{}}
+	}
+	v1, v2, v3 := rec("01JDOO00000000000000000001", 1), rec("01JDOO00000000000000000002", 2), rec("01JDOO00000000000000000003", 3)
+	insert := func(rs ...*custody.Record) {
+		t.Helper()
+		if err := e.store.Update(e.ctx, func(tx custody.Tx) error {
+			for _, r := range rs {
+				if err := tx.InsertRecord(e.ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := custody.Scope{Tenant: "oo", Subject: "alice", Now: e.clock.Now()}
+	inForce := func(want string) {
+		t.Helper()
+		recs, err := e.store.List(e.ctx, sc, custody.ListFilter{Namespace: "n", Key: "k", Limit: 10})
+		if err != nil || len(recs) != 1 || recs[0].ID != want {
+			t.Fatalf("list by key = %v, %v; want only %s", recordIDs(recs), err, want)
+		}
+		e.view(func(tx custody.Tx) error {
+			cur, err := tx.Current(e.ctx, "oo", "alice", "n", "k")
+			if err != nil || cur == nil || cur.ID != want {
+				t.Errorf("current = %v, %v; want %s", cur, err, want)
+			}
+			return nil
+		})
+	}
+	insert(v2)
+	inForce(v2.ID)
+	insert(v1) // an older version arrives later
+	inForce(v2.ID)
+	insert(v3)
+	inForce(v3.ID)
+	for _, id := range []string{v1.ID, v2.ID} {
+		if _, err := e.store.Get(e.ctx, sc, id); !errors.Is(err, custody.ErrNotFound) {
+			t.Errorf("superseded %s: get err = %v, want not found", id, err)
+		}
+	}
 }

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Eligibility", testEligibility},
 		{"Superseded", testSuperseded},
 		{"NewestVersion", testNewestVersion},
+		{"VersionsOutOfOrder", testVersionsOutOfOrder},
 		{"ListMatchesGet", testListMatchesGet},
 		{"Audience", testAudience},
 		{"TenantIsolation", testTenantIsolation},
