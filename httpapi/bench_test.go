@@ -18,26 +18,27 @@ import (
 )
 
 // benchClient posts JSON with a token over a client tuned for many
-// concurrent loopback connections.
-func benchClient(b *testing.B, e *env, token string) func(path string, body any, want int) {
+// concurrent loopback connections, and returns the response body.
+func benchClient(b *testing.B, e *env, token string) func(path string, body any, want int) []byte {
 	tr := e.srv.Client().Transport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
 	c := &http.Client{Transport: tr}
 	b.Cleanup(tr.CloseIdleConnections)
-	return func(path string, body any, want int) {
+	return func(path string, body any, want int) []byte {
 		j, _ := json.Marshal(body)
 		req, _ := http.NewRequest("POST", e.srv.URL+path, bytes.NewReader(j))
 		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := c.Do(req)
 		if err != nil {
 			b.Error(err)
-			return
+			return nil
 		}
-		io.Copy(io.Discard, res.Body)
+		out, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != want {
-			b.Errorf("status %d, want %d", res.StatusCode, want)
+		if err != nil || res.StatusCode != want {
+			b.Errorf("status %d, want %d (%v)", res.StatusCode, want, err)
 		}
+		return out
 	}
 }
 
@@ -113,7 +114,15 @@ func BenchmarkHTTPWrite(b *testing.B) {
 func BenchmarkHTTPSearch(b *testing.B) {
 	e, tok := populated(b)
 	post := benchClient(b, e, tok)
+	var hits atomic.Int64
 	parallelTimed(b, 16, "searches/s", func(i int64) {
-		post("/v1/search", SearchRequest{Query: storetest.BenchQuery(int(i))}, http.StatusOK)
+		var res SearchResponse
+		if err := json.Unmarshal(post("/v1/search", SearchRequest{Query: storetest.BenchQuery(int(i))}, http.StatusOK), &res); err != nil {
+			b.Error(err)
+		}
+		hits.Add(int64(len(res.Items)))
 	})
+	if hits.Load() == 0 {
+		b.Fatal("no search found anything")
+	}
 }
