@@ -15,16 +15,12 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // benchRecords is the store size for the benchmarks: CUSTODY_BENCH_RECORDS,
 // default 10,000. Run: CUSTODY_BENCH_RECORDS=100000 go test -run x -bench . -benchtime 2000x .
-func benchRecords() int {
-	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_RECORDS")); err == nil && n > 0 {
-		return n
-	}
-	return 10000
-}
+func benchRecords(b *testing.B) int { return storetest.BenchRecords(b, 10000) }
 
 var words = []string{"invoice", "meeting", "travel", "payroll", "garden", "recipe", "flight", "doctor", "school", "budget",
 	"concert", "library", "hiking", "tax", "insurance", "birthday", "dentist", "plumber", "holiday", "report"}
@@ -206,7 +202,7 @@ func timed(b *testing.B, op func(i int) error) {
 }
 
 func BenchmarkRemember(b *testing.B) {
-	e, alice := seeded(b, benchRecords())
+	e, alice := seeded(b, benchRecords(b))
 	timed(b, func(i int) error {
 		if _, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Class: "episode", Body: body(i), Channel: "user"}); err != nil {
 			b.Fatal(err)
@@ -219,7 +215,7 @@ func BenchmarkRemember(b *testing.B) {
 // updating a fact): the key's current and newest versions are read, and the
 // previous version stops being the one in force.
 func BenchmarkRememberKeyed(b *testing.B) {
-	n := benchRecords()
+	n := benchRecords(b)
 	e, alice := seeded(b, n)
 	timed(b, func(i int) error {
 		d, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(i*7919%n), Class: "fact", Body: body(i), Channel: "user"})
@@ -231,7 +227,7 @@ func BenchmarkRememberKeyed(b *testing.B) {
 }
 
 func BenchmarkGet(b *testing.B) {
-	e, alice := seeded(b, benchRecords())
+	e, alice := seeded(b, benchRecords(b))
 	p, err := e.svc.List(e.ctx, alice, custody.ListInput{Limit: 500})
 	if err != nil {
 		b.Fatal(err)
@@ -248,7 +244,7 @@ func BenchmarkGet(b *testing.B) {
 // given), for keys spread over the whole store: the oldest are as far from
 // the newest records as the store is large.
 func BenchmarkRecallKey(b *testing.B) {
-	n := benchRecords()
+	n := benchRecords(b)
 	e, alice := seeded(b, n)
 	timed(b, func(i int) error {
 		k := "k" + strconv.Itoa(i*7919%n)
@@ -263,7 +259,7 @@ func BenchmarkRecallKey(b *testing.B) {
 // BenchmarkListSparse lists the newest records of a subject who owns 20
 // records in a tenant whose other user owns the seeded ones.
 func BenchmarkListSparse(b *testing.B) {
-	e, alice := seeded(b, benchRecords())
+	e, alice := seeded(b, benchRecords(b))
 	if _, _, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "carol", Roles: []string{"user"}}); err != nil && !errors.Is(err, custody.ErrConflict) {
 		b.Fatal(err)
 	}
@@ -288,7 +284,7 @@ func BenchmarkListSparse(b *testing.B) {
 }
 
 func BenchmarkSearch(b *testing.B) {
-	e, alice := seeded(b, benchRecords())
+	e, alice := seeded(b, benchRecords(b))
 	timed(b, func(i int) error {
 		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
 		if err != nil || len(hits) == 0 {
@@ -299,7 +295,7 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 func BenchmarkGate(b *testing.B) {
-	e, alice := seeded(b, benchRecords())
+	e, alice := seeded(b, benchRecords(b))
 	if _, _, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "harness", Roles: []string{"agent"}, Channels: []string{"agent", "tool:email"}}); err != nil && !errors.Is(err, custody.ErrConflict) {
 		b.Fatal(err)
 	}
@@ -330,7 +326,7 @@ func BenchmarkGate(b *testing.B) {
 // descendants (a chain of fan-outs) and rebuilds nothing: one op is one
 // quarantine cascade.
 func BenchmarkCascade(b *testing.B) {
-	n := benchRecords()
+	n := benchRecords(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e := benchEnv(b, "")
@@ -375,7 +371,7 @@ func BenchmarkLineageDepth50(b *testing.B) {
 // BenchmarkExportRestore exports the seeded tenant and restores it into an
 // empty store; one op is one export plus one restore.
 func BenchmarkExportRestore(b *testing.B) {
-	e, _ := seeded(b, benchRecords())
+	e, _ := seeded(b, benchRecords(b))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var buf bytes.Buffer
@@ -393,7 +389,7 @@ func BenchmarkExportRestore(b *testing.B) {
 		}
 		b.StartTimer()
 		rep, err := fresh.Restore(e.ctx, buf.Bytes(), nil)
-		if err != nil || rep.Restored < benchRecords() {
+		if err != nil || rep.Restored < benchRecords(b) {
 			b.Fatal(err, rep)
 		}
 		b.StopTimer()
@@ -404,7 +400,7 @@ func BenchmarkExportRestore(b *testing.B) {
 
 // BenchmarkVerify runs a full verify of the seeded store.
 func BenchmarkVerify(b *testing.B) {
-	e, _ := seeded(b, benchRecords())
+	e, _ := seeded(b, benchRecords(b))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
@@ -416,7 +412,7 @@ func BenchmarkVerify(b *testing.B) {
 // BenchmarkInclusionProof proves a random leaf of the seeded store's log
 // (about CUSTODY_BENCH_RECORDS entries) against the whole tree.
 func BenchmarkInclusionProof(b *testing.B) {
-	e, _ := seeded(b, benchRecords())
+	e, _ := seeded(b, benchRecords(b))
 	size, err := e.store.LogSize(e.ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -432,7 +428,7 @@ func BenchmarkInclusionProof(b *testing.B) {
 // BenchmarkConsistencyProof proves that a random earlier tree is a prefix
 // of the whole one.
 func BenchmarkConsistencyProof(b *testing.B) {
-	e, _ := seeded(b, benchRecords())
+	e, _ := seeded(b, benchRecords(b))
 	size, err := e.store.LogSize(e.ctx)
 	if err != nil {
 		b.Fatal(err)

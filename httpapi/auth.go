@@ -83,6 +83,24 @@ func (s *Server) caller(r *http.Request, subject string) (*custody.Caller, error
 	return s.svc.Act(r.Context(), p, subject)
 }
 
+// queryCaller is caller with the subject of ?subject=, for requests
+// without a body that could name one.
+func (s *Server) queryCaller(r *http.Request) (*custody.Caller, error) {
+	return s.caller(r, r.URL.Query().Get("subject"))
+}
+
+// recordCaller is queryCaller for a route on one record: the caller first
+// (401 and 403 come before anything about the record), then the record id
+// of the path.
+func (s *Server) recordCaller(r *http.Request) (*custody.Caller, string, error) {
+	c, err := s.queryCaller(r)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := pathID(r)
+	return c, id, err
+}
+
 // callerFor resolves the caller of a request whose body may name the
 // subject (body) as well as ?subject=.
 func (s *Server) callerFor(r *http.Request, body string) (*custody.Caller, error) {

@@ -7,12 +7,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/custody-mem/custody/storetest"
 )
@@ -42,21 +39,12 @@ func benchClient(b *testing.B, e *env, token string) func(path string, body any,
 	}
 }
 
-// benchRecords is how many records the HTTP benchmarks populate first:
-// CUSTODY_BENCH_RECORDS, default 2,000.
-func benchRecords(b *testing.B) int {
-	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_RECORDS")); err == nil && n > 0 {
-		return n
-	}
-	return 2000
-}
-
-// populated is an env whose alice holds (with bob) benchRecords records
-// of storetest.Populate, and alice's token.
+// populated is an env whose alice holds (with bob) CUSTODY_BENCH_RECORDS
+// records of storetest.Populate (2,000 by default), and alice's token.
 func populated(b *testing.B) (*env, string) {
 	e := newEnv(b, Options{RatePerSecond: -1})
 	tok := e.principal("acme", "alice", []string{"user"})
-	storetest.Populate(b, e.store, benchRecords(b))
+	storetest.Populate(b, e.store, storetest.BenchRecords(b, 2000))
 	if err := e.store.Tidy(e.ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -64,38 +52,18 @@ func populated(b *testing.B) (*env, string) {
 }
 
 // parallelTimed runs op b.N times from clients goroutines (or
-// CUSTODY_BENCH_CLIENTS), timing each call, and reports calls per second
-// with the p50 and p99 latency.
-func parallelTimed(b *testing.B, clients int, unit string, op func(i int64)) {
+// CUSTODY_BENCH_CLIENTS), passing each call its number from 1, and reports
+// calls per second under unit with the p50 and p99 latency of name.
+func parallelTimed(b *testing.B, clients int, unit, name string, op func(i int64)) {
 	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_CLIENTS")); err == nil && n > 0 {
 		clients = n
 	}
-	var n atomic.Int64
-	var mu sync.Mutex
-	var all []time.Duration
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			var mine []time.Duration
-			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
-				t0 := time.Now()
-				op(i)
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			all = append(all, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(all)
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), unit)
-	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	var calls atomic.Int64
+	lat, elapsed := storetest.Hammer(b, clients, func(int) error {
+		op(calls.Add(1))
+		return nil
+	})
+	storetest.ReportCalls(b, lat, elapsed, unit, name)
 }
 
 // BenchmarkHTTPWrite measures admitted writes over loopback from 64
@@ -103,7 +71,7 @@ func parallelTimed(b *testing.B, clients int, unit string, op func(i int64)) {
 func BenchmarkHTTPWrite(b *testing.B) {
 	e, tok := populated(b)
 	post := benchClient(b, e, tok)
-	parallelTimed(b, 64, "writes/s", func(i int64) {
+	parallelTimed(b, 64, "writes/s", "write", func(i int64) {
 		post("/v1/memories", MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
 			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"}, http.StatusCreated)
 	})
@@ -115,7 +83,7 @@ func BenchmarkHTTPSearch(b *testing.B) {
 	e, tok := populated(b)
 	post := benchClient(b, e, tok)
 	var hits atomic.Int64
-	parallelTimed(b, 16, "searches/s", func(i int64) {
+	parallelTimed(b, 16, "searches/s", "search", func(i int64) {
 		var res SearchResponse
 		if err := json.Unmarshal(post("/v1/search", SearchRequest{Query: storetest.BenchQuery(int(i))}, http.StatusOK), &res); err != nil {
 			b.Error(err)

@@ -7,11 +7,7 @@ import (
 )
 
 func (s *Server) lineage(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r)
+	c, id, err := s.recordCaller(r)
 	if err != nil {
 		return err
 	}

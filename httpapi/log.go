@@ -50,7 +50,7 @@ type ConsistencyProofResponse struct {
 }
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.caller(r, r.URL.Query().Get("subject")); err != nil {
+	if _, err := s.queryCaller(r); err != nil {
 		return err
 	}
 	note, err := s.svc.Checkpoint(r.Context())
@@ -67,7 +67,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) inclusionProof(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.caller(r, r.URL.Query().Get("subject")); err != nil {
+	if _, err := s.queryCaller(r); err != nil {
 		return err
 	}
 	index, err := queryUint(r, "index")
@@ -87,7 +87,7 @@ func (s *Server) inclusionProof(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) consistencyProof(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.caller(r, r.URL.Query().Get("subject")); err != nil {
+	if _, err := s.queryCaller(r); err != nil {
 		return err
 	}
 	from, err := queryUint(r, "from")
@@ -107,7 +107,7 @@ func (s *Server) consistencyProof(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}

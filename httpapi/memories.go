@@ -101,11 +101,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r)
+	c, id, err := s.recordCaller(r)
 	if err != nil {
 		return err
 	}
@@ -164,11 +160,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r)
+	c, id, err := s.recordCaller(r)
 	if err != nil {
 		return err
 	}
@@ -200,11 +192,7 @@ func (s *Server) bodyCaller(w http.ResponseWriter, r *http.Request, req any, sub
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, req, true); err != nil {
 		return nil, "", err
 	}
-	sub, err := subjectOf(r, *subject)
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := s.caller(r, sub)
+	c, err := s.callerFor(r, *subject)
 	if err != nil {
 		return nil, "", err
 	}

@@ -29,7 +29,7 @@ type PolicyChangeResponse struct {
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if len(bytes.TrimSpace(text)) == 0 {
 		return badRequest("invalid_input", "text", "the policy text is empty; send the Cedar policy (GET /v1/policy shows the active one)")
 	}
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}

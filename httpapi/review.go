@@ -25,7 +25,7 @@ type ChangedResponse struct {
 }
 
 func (s *Server) reviewQueue(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.caller(r, r.URL.Query().Get("subject"))
+	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}

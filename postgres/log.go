@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/tlog"
@@ -40,15 +39,7 @@ func readNodes(ctx context.Context, q querier, ids []compact.NodeID) ([][]byte, 
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
-	out := make([][]byte, len(ids))
-	for i, id := range ids {
-		h, ok := got[id]
-		if !ok {
-			return nil, fmt.Errorf("node %d/%d: %w", id.Level, id.Index, tlog.ErrMissingNode)
-		}
-		out[i] = h
-	}
-	return out, nil
+	return tlog.InOrder(ids, got)
 }
 
 func logSize(ctx context.Context, q querier) (uint64, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 
@@ -53,15 +52,7 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(ids))
-	for i, id := range ids {
-		h, ok := got[id]
-		if !ok {
-			return nil, fmt.Errorf("node %d/%d: %w", id.Level, id.Index, tlog.ErrMissingNode)
-		}
-		out[i] = h
-	}
-	return out, nil
+	return tlog.InOrder(ids, got)
 }
 
 type txNodes struct{ t *txn }

@@ -72,13 +72,19 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if prev, ok := c.m[q]; ok || c.m == nil { // prepared meanwhile, or the store closed
+	if c.m == nil {
+		st.Close()
+		return nil, errClosed
+	}
+	if prev, ok := c.m[q]; ok { // prepared meanwhile by another caller
 		st.Close()
 		return prev, nil
 	}
 	c.m[q] = st
 	return st, nil
 }
+
+var errClosed = errors.New("sqlite: the store is closed")
 
 func (c *stmtCache) close() error {
 	c.mu.Lock()

@@ -237,20 +237,19 @@ func (t *txn) SetStates(ctx context.Context, tenant string, ids []string, state 
 // for.
 func (t *txn) InState(ctx context.Context, tenant string, states []custody.State, after string, limit int) ([]*custody.Record, error) {
 	lits := make([]string, len(states))
-	from := "records r INDEXED BY records_waiting"
+	allWaiting := true
 	for i, st := range states {
 		waits, ok := knownStates[st]
 		if !ok {
 			return nil, fmt.Errorf("sqlite: unknown state %q", st)
 		}
-		if !waits {
-			from = "records r"
-		}
+		allWaiting = allWaiting && waits
 		lits[i] = "'" + string(st) + "'"
 	}
-	q := `SELECT ` + recordCols + ` FROM ` + from + ` WHERE r.state IN (` + strings.Join(lits, ",") + `)`
-	if from != "records r" {
-		q += ` AND r.state IN ('pending', 'quarantined', 'pending_confirmation')` // the index's own condition, for SQLite to match
+	q := `SELECT ` + recordCols + ` FROM records r WHERE r.state IN (` + strings.Join(lits, ",") + `)`
+	if allWaiting { // name the index, and repeat its own condition for SQLite to accept it
+		q = `SELECT ` + recordCols + ` FROM records r INDEXED BY records_waiting WHERE r.state IN (` + strings.Join(lits, ",") + `)
+ AND r.state IN ('pending', 'quarantined', 'pending_confirmation')`
 	}
 	var args []any
 	if tenant != "" {

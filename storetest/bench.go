@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,13 +57,7 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 // about half are eligible for the subject: the rest belong to another user,
 // or are quarantined or retired.
 func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
-	n := DefaultBenchRecords
-	if v := os.Getenv("CUSTODY_BENCH_RECORDS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("CUSTODY_BENCH_RECORDS=%q is not a positive number", v)
-		}
-	}
+	n := BenchRecords(b, DefaultBenchRecords)
 	store := open(b)
 	clock := NewClock(Start)
 	svc := NewService(b, store, clock)

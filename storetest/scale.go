@@ -33,7 +33,7 @@ const (
 // reports calls per second and the p50 and p99 latency of one call.
 // Search runs first so that it sees exactly the populated records.
 func BenchScale(b *testing.B, open func(b *testing.B) []custody.Store) {
-	n := benchRecords(b)
+	n := BenchRecords(b, DefaultBenchRecords)
 	stores := open(b)
 	svcs := newServers(b, stores, NewClock(Start))
 	p, _, err := svcs[0].AddPrincipal(b.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Groups: []string{"fin"}})
@@ -51,15 +51,17 @@ func BenchScale(b *testing.B, open func(b *testing.B) []custody.Store) {
 	b.Run("Write", func(b *testing.B) { benchScaleWrite(b, svcs, alice) })
 }
 
-// benchRecords reads CUSTODY_BENCH_RECORDS, as BenchSearch does.
-func benchRecords(b *testing.B) int {
+// BenchRecords is how many records a benchmark works among:
+// CUSTODY_BENCH_RECORDS, or def when it is not set. A value that is not a
+// positive number fails the benchmark rather than being ignored.
+func BenchRecords(tb testing.TB, def int) int {
 	v := os.Getenv("CUSTODY_BENCH_RECORDS")
 	if v == "" {
-		return DefaultBenchRecords
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		b.Fatalf("CUSTODY_BENCH_RECORDS=%q is not a positive number", v)
+		tb.Fatalf("CUSTODY_BENCH_RECORDS=%q is not a positive number", v)
 	}
 	return n
 }
@@ -87,7 +89,7 @@ func newServers(b *testing.B, stores []custody.Store, clock *Clock) []*custody.S
 func benchScaleSearch(b *testing.B, svcs []*custody.Service, alice *custody.Caller) {
 	rngs := goroutineRNGs(scaleSearchers, 3)
 	var hits atomic.Int64
-	lat, elapsed := hammer(b, scaleSearchers, func(g int) error {
+	lat, elapsed := Hammer(b, scaleSearchers, func(g int) error {
 		rng := rngs[g]
 		q := benchWords[rng.IntN(len(benchWords))] + " " + benchWords[rng.IntN(len(benchWords))]
 		res, err := svcs[g%len(svcs)].Search(b.Context(), alice, custody.SearchInput{Query: q})
@@ -97,12 +99,12 @@ func benchScaleSearch(b *testing.B, svcs []*custody.Service, alice *custody.Call
 	if hits.Load() == 0 {
 		b.Fatal("no search found anything")
 	}
-	reportCalls(b, lat, elapsed, "searches/s", "search")
+	ReportCalls(b, lat, elapsed, "searches/s", "search")
 }
 
 func benchScaleWrite(b *testing.B, svcs []*custody.Service, alice *custody.Caller) {
 	rngs := goroutineRNGs(scaleWriters, 1)
-	lat, elapsed := hammer(b, scaleWriters, func(g int) error {
+	lat, elapsed := Hammer(b, scaleWriters, func(g int) error {
 		d, err := svcs[g%len(svcs)].Remember(b.Context(), alice, custody.Candidate{Namespace: "bench", Class: custody.ClassFact,
 			Body: benchBody(rngs[g], 12), Channel: custody.ChannelUser})
 		if err == nil && d.State != custody.StateAdmitted {
@@ -110,7 +112,7 @@ func benchScaleWrite(b *testing.B, svcs []*custody.Service, alice *custody.Calle
 		}
 		return err
 	})
-	reportCalls(b, lat, elapsed, "writes/s", "write")
+	ReportCalls(b, lat, elapsed, "writes/s", "write")
 }
 
 // goroutineRNGs returns one generator per goroutine (a rand.Rand is not
@@ -123,12 +125,12 @@ func goroutineRNGs(goroutines int, seed uint64) []*rand.Rand {
 	return rngs
 }
 
-// hammer makes b.N calls of op in all from the given number of goroutines,
+// Hammer makes b.N calls of op in all from the given number of goroutines,
 // passing each its index. The goroutines draw calls from one counter rather
 // than a fixed share each, so that the wall time is not that of the
 // unluckiest goroutine. It returns every call's latency and the wall time of
 // all of them; it fails the benchmark if any call fails.
-func hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration, time.Duration) {
+func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration, time.Duration) {
 	var next atomic.Int64
 	lats := make([][]time.Duration, goroutines)
 	var wg sync.WaitGroup
@@ -155,9 +157,9 @@ func hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 	return slices.Concat(lats...), elapsed
 }
 
-// reportCalls reports the calls per second under rate, and the p50 and p99
+// ReportCalls reports the calls per second under rate, and the p50 and p99
 // latency in microseconds as name-p50-µs and name-p99-µs.
-func reportCalls(b *testing.B, lat []time.Duration, elapsed time.Duration, rate, name string) {
+func ReportCalls(b *testing.B, lat []time.Duration, elapsed time.Duration, rate, name string) {
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), rate)
 	slices.Sort(lat)
 	for _, p := range []int{50, 99} {

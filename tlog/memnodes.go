@@ -3,7 +3,6 @@ package tlog
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -35,12 +34,11 @@ func (m *MemNodes) Put(nodes []Node) {
 func (m *MemNodes) Nodes(_ context.Context, ids []compact.NodeID) ([][]byte, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([][]byte, len(ids))
-	for i, id := range ids {
-		h, ok := m.nodes[id]
-		if !ok {
-			return nil, fmt.Errorf("%w: (level %d, index %d)", ErrMissingNode, id.Level, id.Index)
-		}
+	out, err := InOrder(ids, m.nodes)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range out {
 		out[i] = bytes.Clone(h)
 	}
 	return out, nil

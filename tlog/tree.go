@@ -30,6 +30,21 @@ type NodeReader interface {
 	Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error)
 }
 
+// InOrder answers a [NodeReader] call from the hashes a backend found (in
+// any order): one per id, in the order of ids, or an error wrapping
+// [ErrMissingNode] naming the first id it lacks.
+func InOrder(ids []compact.NodeID, found map[compact.NodeID][]byte) ([][]byte, error) {
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		h, ok := found[id]
+		if !ok {
+			return nil, fmt.Errorf("%w: (level %d, index %d)", ErrMissingNode, id.Level, id.Index)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
 // Node is a node hash to be stored by a backend.
 type Node struct {
 	ID   compact.NodeID
