@@ -1,16 +1,13 @@
-package sqlite
+package sqlite_test
 
 import (
 	"context"
 	"io"
-	"maps"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/tlog"
+	"github.com/custody-mem/custody/sqlite"
 )
 
 // The planner has no statistics, so a query written the natural way can walk
@@ -21,32 +18,15 @@ import (
 // tenant or the table.
 func TestIDStatementsSeekByID(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	st, err := Open(ctx, filepath.Join(dir, "c.db"))
+	st, _, svc, alice := serviceAt(t, t.TempDir())
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
+	rev, err := svc.Act(ctx, p, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := custody.New(st, key, custody.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	act := func(name string, roles ...string) *custody.Caller {
-		p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: roles})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := svc.Act(ctx, p, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	alice, rev := act("alice", "user"), act("rev", "reviewer")
 	root, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "root", Channel: "user"})
 	if err != nil {
 		t.Fatal(err)
@@ -86,31 +66,26 @@ func TestIDStatementsSeekByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked, waiting, scans := 0, 0, 0
-	for _, c := range []*stmtCache{st.wstmts, st.rstmts} {
-		c.mu.Lock()
-		qs := slices.Collect(maps.Keys(c.m))
-		c.mu.Unlock()
-		for _, q := range qs {
-			if strings.Contains(q, "ORDER BY r.rid") {
-				scans++
-				if p := strings.Join(plan(t, st, q), "; "); strings.Contains(p, "TEMP B-TREE") {
-					t.Errorf("a scan in row order sorts first (it should stream): %s\n%s", p, q)
-				}
+	for _, q := range sqlite.CachedQueries(st) {
+		if strings.Contains(q, "ORDER BY r.rid") {
+			scans++
+			if p := strings.Join(plan(t, st, q), "; "); strings.Contains(p, "TEMP B-TREE") {
+				t.Errorf("a scan in row order sorts first (it should stream): %s\n%s", p, q)
 			}
-			if strings.Contains(q, "r.state IN (") {
-				waiting++
-				if p := strings.Join(plan(t, st, q), "; "); !strings.Contains(p, "records_waiting") {
-					t.Errorf("a read of records in waiting states does not use records_waiting: %s\n%s", p, q)
-				}
+		}
+		if strings.Contains(q, "r.state IN (") {
+			waiting++
+			if p := strings.Join(plan(t, st, q), "; "); !strings.Contains(p, "records_waiting") {
+				t.Errorf("a read of records in waiting states does not use records_waiting: %s\n%s", p, q)
 			}
-			if !namesIDs(q) {
-				continue
-			}
-			checked++
-			for _, line := range plan(t, st, q) {
-				if walksRecords(line) {
-					t.Errorf("plan step %q walks the records instead of seeking by id, in:\n%s", line, q)
-				}
+		}
+		if !namesIDs(q) {
+			continue
+		}
+		checked++
+		for _, line := range plan(t, st, q) {
+			if walksRecords(line) {
+				t.Errorf("plan step %q walks the records instead of seeking by id, in:\n%s", line, q)
 			}
 		}
 	}
@@ -143,14 +118,14 @@ func walksRecords(step string) bool {
 	return strings.HasSuffix(step, "(tenant=?)") || strings.HasSuffix(step, "(state=? AND tenant=?)")
 }
 
-func plan(t *testing.T, st *Store, q string) []string {
+func plan(t *testing.T, st *sqlite.Store, q string) []string {
 	t.Helper()
 	n := strings.Count(q, "?")
 	args := make([]any, n)
 	for i := range args {
 		args[i] = "x"
 	}
-	rows, err := st.w.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	rows, err := st.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatalf("explain %s: %v", q, err)
 	}
