@@ -180,13 +180,11 @@ type eventTx struct {
 	events *[]Event
 }
 
-// emitIn tells observers of e when tx commits (at once outside update).
-func (s *Service) emitIn(tx Tx, e Event) {
-	if et, ok := tx.(*eventTx); ok {
-		*et.events = append(*et.events, e)
-		return
-	}
-	s.emit(e)
+// emitIn tells observers of e when tx commits. Every write transaction of
+// the service comes from update, so tx is always an eventTx.
+func emitIn(tx Tx, e Event) {
+	et := tx.(*eventTx)
+	*et.events = append(*et.events, e)
 }
 
 func (s *Service) emit(e Event) {
