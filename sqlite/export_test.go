@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"context"
 	"maps"
 	"slices"
+	"time"
 )
 
 // CachedQueries returns the texts of the statements the store keeps
@@ -16,4 +18,13 @@ func CachedQueries(s *Store) []string {
 		c.mu.Unlock()
 	}
 	return qs
+}
+
+// SchemaVersion is the schema version this package writes.
+const SchemaVersion = schemaVersion
+
+// OpenUntidied opens a store whose writer does not tidy while the test
+// runs, so that what it leaves pending stays pending.
+func OpenUntidied(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, time.Hour)
 }

@@ -9,8 +9,10 @@ import (
 // schemaVersion is the PRAGMA user_version of the schema in schema.sql.
 // Version 1 databases (user_version 0, records without head, the key index
 // in another column order, two unused indexes) are migrated in place at
-// open.
-const schemaVersion = 2
+// open. Version 3 added tri_pending; a version 2 database gains it empty,
+// and an older custody refuses a version 3 one, whose gate would miss the
+// pending rows.
+const schemaVersion = 3
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,13 @@ import (
 // principal alice of tenant acme acting for herself.
 func serviceAt(t *testing.T, dir string) (*sqlite.Store, *tlog.ServerKey, *custody.Service, *custody.Caller) {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "c.db"))
+	return serviceOn(t, dir, sqlite.Open)
+}
+
+// serviceOn is serviceAt with a store opened by open.
+func serviceOn(t *testing.T, dir string, open func(context.Context, string) (*sqlite.Store, error)) (*sqlite.Store, *tlog.ServerKey, *custody.Service, *custody.Caller) {
+	t.Helper()
+	st, err := open(t.Context(), filepath.Join(dir, "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +86,8 @@ func TestMigrateFromSchema1(t *testing.T) {
 	}
 	defer st.Close()
 	var v int
-	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != 2 {
-		t.Fatalf("user_version after migration = %d, %v; want 2", v, err)
+	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
+		t.Fatalf("user_version after migration = %d, %v; want %d", v, err, sqlite.SchemaVersion)
 	}
 	var old int
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_owner', 'records_aud', 'records_key', 'records_state')`).Scan(&old); err != nil || old != 0 {

@@ -30,22 +30,30 @@ var schema string
 
 // Store is the SQLite backend.
 type Store struct {
-	path   string
-	writes chan *write // to the group-commit writer
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	w      *sql.DB // the writer
-	r      *sql.DB // read-only pool
-	ckpt   *sql.DB // the checkpointer's connection
-	wstmts *stmtCache
-	rstmts *stmtCache
-	tip    *logTip // the log's border nodes; only the writer goroutine uses it
+	path    string
+	writes  chan *write // to the group-commit writer
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	w       *sql.DB // the writer
+	r       *sql.DB // read-only pool
+	ckpt    *sql.DB // the checkpointer's connection
+	wstmts  *stmtCache
+	rstmts  *stmtCache
+	tip     *logTip // the log's border nodes; only the writer goroutine uses it
+	triRows int     // rows in tri_pending as the writer counts them (trigrams.go)
+	// tidyAfter is how long the writer waits idle before tidying.
+	tidyAfter time.Duration
 }
 
 var _ custody.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, tidyAfter)
+}
+
+// open is Open with the writer's idle time before tidying.
+func open(ctx context.Context, path string, idle time.Duration) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if _, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("opening store %s: directory %s: %w", path, dir, err)
@@ -93,7 +101,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	c.SetMaxOpenConns(1)
-	st := &Store{path: path, w: w, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write)}
+	st := &Store{path: path, w: w, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
 	st.wg.Add(2)

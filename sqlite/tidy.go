@@ -23,10 +23,14 @@ const (
 
 var ftsTables = []string{"records_fts", "records_tri"}
 
-// mergeStep runs one merge step on each FTS5 table and reports whether any
-// merged something.
+// mergeStep moves the pending trigrams into their index, then runs one
+// merge step on each FTS5 table, and reports whether any of it did
+// something.
 func (t *txn) mergeStep(ctx context.Context) (bool, error) {
-	did := false
+	did, err := t.flushTrigrams(ctx)
+	if err != nil {
+		return false, err
+	}
 	for _, table := range ftsTables {
 		var before, after int64
 		if err := t.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before); err != nil {

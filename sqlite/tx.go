@@ -17,8 +17,11 @@ type txn struct {
 	tx    *sql.Tx
 	ro    bool
 	stmts *stmtCache
-	tip   **logTip             // the writer's log tip; nil outside the writer
-	local map[string]*sql.Stmt // statements prepared in this transaction
+	tip   **logTip // the writer's log tip; nil outside the writer
+	// pending counts the writer's tri_pending rows (trigrams.go); nil
+	// outside the writer.
+	pending *int
+	local   map[string]*sql.Stmt // statements prepared in this transaction
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
@@ -147,8 +150,7 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key) VALUES (?,?,?)`, rid, r.Body, r.Key); err != nil {
 		return err
 	}
-	return t.exec(ctx, `INSERT INTO records_tri (rowid, norm) VALUES (?,?)`, rid,
-		custody.NormalizeValue(r.Body)+" "+custody.NormalizeValue(r.Key))
+	return t.addTrigrams(ctx, rid, custody.NormalizeValue(r.Body)+" "+custody.NormalizeValue(r.Key))
 }
 
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
@@ -168,7 +170,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		if err := t.exec(ctx, `DELETE FROM records_fts WHERE rowid = ?`, rid); err != nil {
 			return err
 		}
-		if err := t.exec(ctx, `DELETE FROM records_tri WHERE rowid = ?`, rid); err != nil {
+		if err := t.dropTrigrams(ctx, rid); err != nil {
 			return err
 		}
 	}
@@ -274,9 +276,16 @@ func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([
 	if len([]rune(text)) < 3 || strings.ContainsRune(text, 0) {
 		return nil, nil // trigram needs 3 characters; no record holds a NUL
 	}
+	// tri_pending holds text lowercased as records_tri folds it: instr on
+	// the lowercased text is the trigram index's case-insensitive
+	// substring test.
 	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records_tri JOIN records r ON r.rid = records_tri.rowid
- WHERE records_tri MATCH ? AND r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, tenant, limit)
+	// (A rid is in one of the two, never both. CROSS JOIN keeps SQLite
+	// from walking the tenant's records to test each against the matches.)
+	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
+   SELECT rowid AS rid FROM records_tri WHERE records_tri MATCH ?
+   UNION ALL SELECT rid FROM tri_pending WHERE instr(norm, ?) > 0) m
+ CROSS JOIN records r ON r.rid = m.rid WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, strings.ToLower(text), tenant, limit)
 }
 
 func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.Record) error) error {

@@ -27,7 +27,7 @@ type write struct {
 // When no write has come for tidyAfter, it tidies the search indexes a
 // step at a time (see tidy.go) until they are merged or a write comes.
 func (s *Store) writer(ctx context.Context) {
-	idle := time.NewTimer(tidyAfter)
+	idle := time.NewTimer(s.tidyAfter)
 	defer idle.Stop()
 	untidy := true
 	for {
@@ -57,7 +57,7 @@ func (s *Store) writer(ctx context.Context) {
 		}
 		s.commit(ctx, batch)
 		untidy = true
-		idle.Reset(tidyAfter)
+		idle.Reset(s.tidyAfter)
 	}
 }
 
@@ -77,7 +77,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(unavailable(err))
 		return
 	}
-	t := &txn{tx: tx, stmts: s.wstmts, tip: &s.tip}
+	t := &txn{tx: tx, stmts: s.wstmts, tip: &s.tip, pending: &s.triRows}
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
@@ -104,17 +104,24 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 				return
 			}
 			if err := t.exec(ctx, "ROLLBACK TO w"); err != nil {
-				s.abort(tx, errs, err)
+				s.abort(tx, errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
 		}
 		if !alone {
 			if err := t.exec(ctx, "RELEASE w"); err != nil {
-				s.abort(tx, errs, err)
+				s.abort(tx, errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
+		}
+	}
+	if s.triRows >= triFlushRows {
+		if _, err := t.flushTrigrams(ctx); err != nil {
+			s.abort(tx, errs, fmt.Errorf("moving pending trigrams: %w", err))
+			finish(nil)
+			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -128,12 +135,12 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 	finish(nil)
 }
 
-// abort rolls back a batch whose savepoint handling failed: every write of
-// it fails, whatever its own outcome.
+// abort rolls back a batch whose savepoint handling or trigram move
+// failed: every write of it fails, whatever its own outcome.
 func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
 	tx.Rollback()
 	s.tip = nil
 	for j := range errs {
-		errs[j] = unavailable(fmt.Errorf("savepoint: %w", err))
+		errs[j] = unavailable(err)
 	}
 }
