@@ -75,14 +75,17 @@ func (s *Service) suspendDescendants(ctx context.Context, tx Tx, actor *Principa
 	if err != nil {
 		return nil, err
 	}
+	var todo []IDState
 	var out []string
 	for _, d := range desc {
 		if !d.State.Terminal() && d.State != StateSuspended {
+			todo = append(todo, d)
 			out = append(out, d.ID)
 		}
 	}
 	for start := 0; start < len(out); start += suspendBatch {
-		ids := out[start:min(start+suspendBatch, len(out))]
+		end := min(start+suspendBatch, len(out))
+		ids := out[start:end]
 		idx, err := s.appendAs(ctx, tx, actor, &tlog.Entry{
 			Tenant: root.Tenant, Transition: "suspend", RecordIDs: ids, NewState: string(StateSuspended),
 			Details: map[string]string{"cause": root.ID},
@@ -92,7 +95,7 @@ func (s *Service) suspendDescendants(ctx context.Context, tx Tx, actor *Principa
 		}
 		rc := &Receipt{Decision: StateSuspended, Rules: []string{"cascade"},
 			Reason: fmt.Sprintf("ancestor %s is %s", root.ID, root.State), Actor: actor.ID(), Time: s.now(), LogIndex: idx}
-		if err := tx.SetStates(ctx, root.Tenant, ids, StateSuspended, idx, rc); err != nil {
+		if err := tx.SetStates(ctx, root.Tenant, todo[start:end], StateSuspended, idx, rc); err != nil {
 			return nil, err
 		}
 	}

@@ -58,9 +58,9 @@ type Tx interface {
 	// Descendants lists every record reachable from id by child edges,
 	// transitively, with its state, in ascending id order.
 	Descendants(ctx context.Context, tenant, id string) ([]IDState, error)
-	// SetStates moves records to state with a log index and a receipt, in
-	// bulk (a cascade).
-	SetStates(ctx context.Context, tenant string, ids []string, state State, logIndex uint64, rc *Receipt) error
+	// SetStates moves records (as Descendants gave them) to state with a
+	// log index and a receipt, in bulk (a cascade).
+	SetStates(ctx context.Context, tenant string, recs []IDState, state State, logIndex uint64, rc *Receipt) error
 	// InState lists records of a tenant in one of states, oldest first, after
 	// the id cursor.
 	InState(ctx context.Context, tenant string, states []State, after string, limit int) ([]*Record, error)
@@ -97,10 +97,13 @@ type Tx interface {
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
 }
 
-// IDState is a record id and its state.
+// IDState is a record id and its state. Ref is the store's own handle on
+// the record's row (SQLite's rowid), which SetStates uses to skip looking
+// the id up again; zero when the store keeps none.
 type IDState struct {
 	ID    string
 	State State
+	Ref   int64
 }
 
 // Scope is who a retrieval is for.

@@ -190,12 +190,16 @@ func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDS
 
 // SetStates moves records of tenant to state, with a log index and a
 // receipt, in one statement (a cascade).
-func (t *txn) SetStates(ctx context.Context, tenant string, ids []string, state custody.State, logIndex uint64, rc *custody.Receipt) error {
+func (t *txn) SetStates(ctx context.Context, tenant string, recs []custody.IDState, state custody.State, logIndex uint64, rc *custody.Receipt) error {
 	if t.ro {
 		return errReadOnly
 	}
-	if len(ids) == 0 || !storable(tenant) {
+	if len(recs) == 0 || !storable(tenant) {
 		return nil
+	}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
 	}
 	return t.exec(ctx, `UPDATE records SET state = $1, log_index = $2, receipt = $3 WHERE tenant = $4 AND id = ANY($5::text[])`,
 		string(state), int64(logIndex), jsonText(rc), tenant, ids)

@@ -9,7 +9,8 @@ import (
 // schemaVersion is the PRAGMA user_version of the schema in schema.sql.
 // Version 1 databases (user_version 0, records without head, the key index
 // in another column order, two unused indexes) are migrated in place at
-// open. Version 3 added tri_pending; a version 2 database gains it empty,
+// open. Version 3 added tri_pending and spelled records_waiting's
+// condition without IN; a version 2 database gains tri_pending empty,
 // and an older custody refuses a version 3 one, whose gate would miss the
 // pending rows.
 const schemaVersion = 3
@@ -46,6 +47,11 @@ UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXIST
 		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud; DROP INDEX IF EXISTS records_key;
 DROP INDEX IF EXISTS records_state`); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if v < 3 { // records_waiting's condition changed (same rows)
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_waiting`); err != nil {
+			return fmt.Errorf("migrating to schema 3: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {

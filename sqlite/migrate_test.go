@@ -141,3 +141,69 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
 }
+
+// A schema 2 database gains tri_pending, and records_waiting is rebuilt
+// with its condition spelled without IN; the review queue still reads it.
+func TestMigrateFromSchema2(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, _ := serviceAt(t, dir)
+	h, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "harness", Roles: []string{"agent"}, Channels: []string{"tool:email"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness, err := svc.Act(ctx, h, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Remember(ctx, harness, custody.Candidate{Namespace: "bank", Key: "payee", Class: custody.ClassFact, Body: "ACCT-7777", Channel: "tool:email"})
+	if err != nil || q.State != custody.StateQuarantined {
+		t.Fatalf("email write = %+v, %v; want quarantined", q, err)
+	}
+	st.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`DROP TABLE tri_pending`, `DROP INDEX records_waiting`,
+		`CREATE INDEX records_waiting ON records (state, tenant, id) WHERE state IN ('pending', 'quarantined', 'pending_confirmation')`,
+		`PRAGMA user_version = 2`} {
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	raw.Close()
+
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 2 database: %v", err)
+	}
+	defer st.Close()
+	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var def string
+	if err := st.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'records_waiting'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(def, " IN (") {
+		t.Errorf("records_waiting after migration: %s", def)
+	}
+	var pending int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM tri_pending`).Scan(&pending); err != nil {
+		t.Errorf("tri_pending after migration: %v", err)
+	}
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := svc.Act(ctx, p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := svc.ReviewQueue(ctx, rev, "", 10)
+	if err != nil || len(items) != 1 || items[0].Record.ID != q.ID {
+		t.Fatalf("review queue after migration = %+v, %v; want %s", items, err, q.ID)
+	}
+}

@@ -53,8 +53,10 @@ CREATE TABLE IF NOT EXISTS records (
 -- owner, state, id) and (tenant, audience, state, id), which no query
 -- used.)
 CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version);
+-- (Its condition is spelled with OR: SQLite evaluated an IN list for the
+-- old and the new row of every state change, a third of a cascade's cost.)
 CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
-  WHERE state IN ('pending', 'quarantined', 'pending_confirmation');
+  WHERE state = 'pending' OR state = 'quarantined' OR state = 'pending_confirmation';
 -- List walks a subject's own records and each audience it can see, newest
 -- first. Neither index holds state, so a cascade does not rewrite them.
 CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);

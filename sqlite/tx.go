@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -204,12 +205,13 @@ func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error)
 }
 
 // Descendants walks the edges from id. CROSS JOIN makes SQLite look the
-// records up from the walk rather than scan every record against it.
+// records up from the walk rather than scan every record against it; the
+// ids are sorted here, which is cheaper than SQLite's sorter.
 func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDState, error) {
 	rows, err := t.QueryContext(ctx, `WITH RECURSIVE d(id) AS (
    SELECT child FROM edges WHERE parent = ? AND tenant = ?
    UNION SELECT e.child FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = ?)
- SELECT r.id, r.state FROM d CROSS JOIN records r ON r.id = d.id AND r.tenant = ? ORDER BY r.id`, id, tenant, tenant, tenant)
+ SELECT r.id, r.state, r.rid FROM d CROSS JOIN records r ON r.id = d.id AND r.tenant = ?`, id, tenant, tenant, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +219,39 @@ func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDS
 	var out []custody.IDState
 	for rows.Next() {
 		var d custody.IDState
-		if err := rows.Scan(&d.ID, &d.State); err != nil {
+		if err := rows.Scan(&d.ID, &d.State, &d.Ref); err != nil {
 			return nil, err
 		}
 		out = append(out, d)
 	}
+	slices.SortFunc(out, func(a, b custody.IDState) int { return strings.Compare(a.ID, b.ID) })
 	return out, rows.Err()
 }
 
-func (t *txn) SetStates(ctx context.Context, tenant string, ids []string, state custody.State, logIndex uint64, rc *custody.Receipt) error {
-	// The unary + keeps the planner on the id index: without statistics it
-	// preferred scanning the tenant, once per batch of a cascade.
-	return t.exec(ctx, `UPDATE records SET state = ?, log_index = ?, receipt = ?
- WHERE +tenant = ? AND id IN (SELECT value FROM json_each(?))`, string(state), logIndex, jsonText(rc), tenant, jsonText(ids))
+// SetStates updates by rowid the records that carry one, and by id the
+// others. The unary + keeps the planner on the id index: without
+// statistics it preferred scanning the tenant, once per batch of a cascade.
+func (t *txn) SetStates(ctx context.Context, tenant string, recs []custody.IDState, state custody.State, logIndex uint64, rc *custody.Receipt) error {
+	var rids []int64
+	var ids []string
+	for _, r := range recs {
+		if r.Ref != 0 {
+			rids = append(rids, r.Ref)
+		} else {
+			ids = append(ids, r.ID)
+		}
+	}
+	const set = `UPDATE records SET state = ?, log_index = ?, receipt = ? WHERE +tenant = ? AND `
+	receipt := jsonText(rc)
+	if len(rids) > 0 {
+		if err := t.exec(ctx, set+`rid IN (SELECT value FROM json_each(?))`, string(state), logIndex, receipt, tenant, jsonText(rids)); err != nil {
+			return err
+		}
+	}
+	if len(ids) > 0 {
+		return t.exec(ctx, set+`id IN (SELECT value FROM json_each(?))`, string(state), logIndex, receipt, tenant, jsonText(ids))
+	}
+	return nil
 }
 
 // InState reads records in the given states. The states are written into
@@ -251,7 +273,7 @@ func (t *txn) InState(ctx context.Context, tenant string, states []custody.State
 	q := `SELECT ` + recordCols + ` FROM records r WHERE r.state IN (` + strings.Join(lits, ",") + `)`
 	if allWaiting { // name the index, and repeat its own condition for SQLite to accept it
 		q = `SELECT ` + recordCols + ` FROM records r INDEXED BY records_waiting WHERE r.state IN (` + strings.Join(lits, ",") + `)
- AND r.state IN ('pending', 'quarantined', 'pending_confirmation')`
+ AND (r.state = 'pending' OR r.state = 'quarantined' OR r.state = 'pending_confirmation')`
 	}
 	var args []any
 	if tenant != "" {
