@@ -86,10 +86,15 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 
 // Populate inserts n records of tenant acme directly (no log entries, so
 // such a store does not verify): owners alice and bob, audiences owner,
-// group:fin and tenant, states mostly admitted, bodies of 12 words from a
-// 1000-word vocabulary. If the store has an Analyze(ctx) method, it is
-// called at the end.
+// group:fin and tenant, states mostly admitted, bodies of 12 words from the
+// Common vocabulary. If the store has an Analyze(ctx) method, it is called
+// at the end.
 func Populate(tb testing.TB, store custody.Store, n int) {
+	PopulateFrom(tb, store, n, Common)
+}
+
+// PopulateFrom is Populate with bodies drawn from vocabulary v.
+func PopulateFrom(tb testing.TB, store custody.Store, n int, v Vocabulary) {
 	tb.Helper()
 	ctx := tb.Context()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -100,7 +105,7 @@ func Populate(tb testing.TB, store custody.Store, n int) {
 			for i := done; i < min(done+batch, n); i++ {
 				at := Start.Add(time.Duration(i) * time.Millisecond)
 				r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: "alice",
-					Namespace: "bench", Class: custody.ClassFact, Body: benchBody(rng, 12), Channel: custody.ChannelUser,
+					Namespace: "bench", Class: custody.ClassFact, Body: v.body(rng, 12), Channel: custody.ChannelUser,
 					Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
 					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
 				switch x := rng.IntN(10); {
@@ -134,31 +139,57 @@ func Populate(tb testing.TB, store custody.Store, n int) {
 	}
 }
 
-// benchWords is a vocabulary of 1000 pronounceable words.
-var benchWords = func() []string {
+// Vocabulary is the words benchmark bodies and queries are made of.
+type Vocabulary []string
+
+// Common is 1000 words: in bodies of 12 words, each word is in about 1.2%
+// of the records, so a two-word query matches about 2,400 of 100,000.
+var Common = vocabulary(1000)
+
+// Varied is 8000 words: each is in about 0.15% of the records, as the terms
+// of varied natural text are; a two-word query matches about 300 of
+// 100,000.
+var Varied = vocabulary(8000)
+
+// benchWords is the Common vocabulary.
+var benchWords = Common
+
+// vocabulary returns n pronounceable words (n up to 8000).
+func vocabulary(n int) Vocabulary {
 	cons := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r"}
 	vow := []string{"a", "e", "i", "o", "u", "ai", "ou", "ei", "ia", "oa"}
-	var out []string
-	for _, c1 := range cons {
-		for _, v := range vow {
-			for _, c2 := range cons {
-				out = append(out, c1+v+c2+"o")
+	ends := []string{"o", "ra", "lu", "mi", "po", "se", "ti", "va"}
+	var out Vocabulary
+	for _, end := range ends {
+		for _, c1 := range cons {
+			for _, v := range vow {
+				for _, c2 := range cons {
+					if len(out) == n {
+						return out
+					}
+					out = append(out, c1+v+c2+end)
+				}
 			}
 		}
 	}
 	return out
-}()
+}
 
-func benchBody(rng *rand.Rand, words int) string {
+func (v Vocabulary) body(rng *rand.Rand, words int) string {
 	ws := make([]string, words)
 	for i := range ws {
-		ws[i] = benchWords[rng.IntN(len(benchWords))]
+		ws[i] = v[rng.IntN(len(v))]
 	}
 	return strings.Join(ws, " ") + fmt.Sprintf(" #%d", rng.IntN(1e6))
 }
 
-// BenchQuery is the i-th two-word query over the vocabulary of Populate's
-// bodies, for benchmarks outside this package.
-func BenchQuery(i int) string {
-	return benchWords[(i*7919)%len(benchWords)] + " " + benchWords[(i*104729+1)%len(benchWords)]
+func benchBody(rng *rand.Rand, words int) string { return Common.body(rng, words) }
+
+// Query is the i-th two-word query over v, for benchmarks outside this
+// package.
+func (v Vocabulary) Query(i int) string {
+	return v[(i*7919)%len(v)] + " " + v[(i*104729+1)%len(v)]
 }
+
+// BenchQuery is the i-th two-word query over the Common vocabulary.
+func BenchQuery(i int) string { return Common.Query(i) }
