@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	custody "github.com/custody-mem/custody"
 )
 
 // CachedQueries returns the texts of the statements the store keeps
@@ -27,4 +29,21 @@ const SchemaVersion = schemaVersion
 // runs, so that what it leaves pending stays pending.
 func OpenUntidied(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, time.Hour)
+}
+
+// CommitBatch runs fns as one batch of the writer, each in its savepoint
+// and all in one commit, as concurrent writes are, and returns their
+// errors. Only for a store opened with OpenUntidied, with no other write
+// running.
+func CommitBatch(ctx context.Context, s *Store, fns ...func(custody.Tx) error) []error {
+	batch := make([]*write, len(fns))
+	for i, fn := range fns {
+		batch[i] = &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	}
+	s.commit(ctx, batch)
+	errs := make([]error, len(fns))
+	for i, w := range batch {
+		errs[i] = <-w.done
+	}
+	return errs
 }

@@ -22,7 +22,9 @@ type txn struct {
 	// pending counts the writer's tri_pending rows (trigrams.go); nil
 	// outside the writer.
 	pending *int
-	local   map[string]*sql.Stmt // statements prepared in this transaction
+	// search queues search rows while a batch runs (search_queue.go).
+	search *searchQueue
+	local  map[string]*sql.Stmt // statements prepared in this transaction
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
@@ -148,7 +150,7 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if r.Erased {
 		return nil
 	}
-	if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key) VALUES (?,?,?)`, rid, r.Body, r.Key); err != nil {
+	if err := t.addSearch(ctx, rid, r.Body, r.Key); err != nil {
 		return err
 	}
 	return t.addTrigrams(ctx, rid, custody.NormalizeValue(r.Body)+" "+custody.NormalizeValue(r.Key))
@@ -168,7 +170,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return err
 	}
 	if r.Erased && !wasErased {
-		if err := t.exec(ctx, `DELETE FROM records_fts WHERE rowid = ?`, rid); err != nil {
+		if err := t.dropSearch(ctx, rid); err != nil {
 			return err
 		}
 		if err := t.dropTrigrams(ctx, rid); err != nil {

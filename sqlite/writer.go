@@ -82,12 +82,17 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
 	alone := len(batch) == 1
+	if !alone {
+		t.search = &searchQueue{}
+	}
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
+		mark := 0
 		if !alone {
+			mark = t.search.mark()
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 				tx.Rollback()
 				s.tip = nil
@@ -108,6 +113,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 				finish(nil)
 				return
 			}
+			t.search.rollback(mark)
 		}
 		if !alone {
 			if err := t.exec(ctx, "RELEASE w"); err != nil {
@@ -115,6 +121,13 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 				finish(nil)
 				return
 			}
+		}
+	}
+	if t.search != nil {
+		if err := t.flushSearch(ctx); err != nil {
+			s.abort(tx, errs, fmt.Errorf("indexing the batch for search: %w", err))
+			finish(nil)
+			return
 		}
 	}
 	if s.triRows >= triFlushRows {
