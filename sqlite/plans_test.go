@@ -86,6 +86,11 @@ func TestIDStatementsSeekByID(t *testing.T) {
 				t.Errorf("a read of records in waiting states does not use records_waiting: %s\n%s", p, q)
 			}
 		}
+		for _, line := range plan(t, st, q) {
+			if strings.HasPrefix(line, "SCAN edges") {
+				t.Errorf("plan step %q reads every edge, in:\n%s", line, q)
+			}
+		}
 		if !namesIDs(q) {
 			continue
 		}

@@ -122,6 +122,10 @@ CREATE TABLE IF NOT EXISTS edges (
   weight REAL NOT NULL,
   PRIMARY KEY (parent, child)
 ) WITHOUT ROWID;
+-- A record's own edges are replaced when its parents change (a rebuild, or
+-- any state change, which rewrites the record): without this index every
+-- such change read every edge of the store.
+CREATE INDEX IF NOT EXISTS edges_child ON edges (child);
 
 CREATE TABLE IF NOT EXISTS tombstones (
   tenant TEXT NOT NULL,

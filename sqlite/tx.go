@@ -159,12 +159,14 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	var rid int64
 	var wasErased bool
-	if err := t.QueryRowContext(ctx, `SELECT rid, erased FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased); err != nil {
+	var oldParents string
+	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents); err != nil {
 		return notFound(err)
 	}
+	parents := jsonText(r.Parents)
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
  parents = ?, erased = ?, receipt = ? WHERE rid = ?`,
-		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, jsonText(r.Parents), r.Erased,
+		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, parents, r.Erased,
 		jsonText(r.Receipt), rid)
 	if err != nil {
 		return err
@@ -178,6 +180,9 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		}
 	}
 	// Edges follow the parents (a rebuild may drop weak parents that are out).
+	if parents == oldParents {
+		return nil
+	}
 	if err := t.exec(ctx, `DELETE FROM edges WHERE child = ?`, r.ID); err != nil {
 		return err
 	}
