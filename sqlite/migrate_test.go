@@ -48,6 +48,20 @@ func serviceOn(t *testing.T, dir string, open func(context.Context, string) (*sq
 	return st, key, svc, alice
 }
 
+// reviewer adds acme/rev, a reviewer, and acts as it.
+func reviewer(t *testing.T, svc *custody.Service) *custody.Caller {
+	t.Helper()
+	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := svc.Act(t.Context(), p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
 func TestMigrateFromSchema1(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -194,14 +208,7 @@ func TestMigrateFromSchema2(t *testing.T) {
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM tri_pending`).Scan(&pending); err != nil {
 		t.Errorf("tri_pending after migration: %v", err)
 	}
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, err := svc.Act(ctx, p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := reviewer(t, svc)
 	items, _, err := svc.ReviewQueue(ctx, rev, "", 10)
 	if err != nil || len(items) != 1 || items[0].Record.ID != q.ID {
 		t.Fatalf("review queue after migration = %+v, %v; want %s", items, err, q.ID)

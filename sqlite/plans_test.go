@@ -20,14 +20,7 @@ import (
 func TestIDStatementsSeekByID(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, err := svc.Act(ctx, p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := reviewer(t, svc)
 	root, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "root", Channel: "user"})
 	if err != nil {
 		t.Fatal(err)

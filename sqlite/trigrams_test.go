@@ -24,14 +24,7 @@ func pendingTrigrams(t *testing.T, st *sqlite.Store) int {
 func TestPendingTrigrams(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, err := svc.Act(ctx, p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := reviewer(t, svc)
 	remember := func(body string) string {
 		r, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
 		if err != nil {
@@ -99,7 +92,7 @@ func TestPendingTrigrams(t *testing.T) {
 	}
 
 	// One batch that fills tri_pending commits with it moved.
-	err = st.Update(ctx, func(tx custody.Tx) error {
+	err := st.Update(ctx, func(tx custody.Tx) error {
 		for i := range 300 {
 			r := &custody.Record{ID: fmt.Sprintf("01JBATCH%018d", i), Tenant: "acme", Owner: "alice", Namespace: "n",
 				Class: custody.ClassFact, Body: fmt.Sprintf("batch value ZZ%04d", i), Channel: "user", Writer: "acme/alice",
