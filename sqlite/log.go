@@ -55,12 +55,6 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	return tlog.InOrder(ids, got)
 }
 
-type txNodes struct{ t *txn }
-
-func (n txNodes) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, n.t, ids)
-}
-
 func logSize(ctx context.Context, q queryer) (uint64, error) {
 	var n sql.NullInt64
 	if err := q.QueryRowContext(ctx, `SELECT MAX(idx) FROM log_leaves`).Scan(&n); err != nil {

@@ -12,8 +12,6 @@ import (
 	"github.com/custody-mem/custody/tlog"
 )
 
-// A schema 1 database (no head column, no user_version) is migrated at
-// open, and retrieval then returns the same newest versions as before.
 // serviceAt opens a store at dir/c.db with a service over it and a user
 // principal alice of tenant acme acting for herself.
 func serviceAt(t *testing.T, dir string) (*sqlite.Store, *tlog.ServerKey, *custody.Service, *custody.Caller) {
@@ -62,6 +60,24 @@ func reviewer(t *testing.T, svc *custody.Service) *custody.Caller {
 	return rev
 }
 
+// rewind runs stmts on the closed database at path, as a file at rest, to
+// take it back to an older schema.
+func rewind(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range stmts {
+		if _, err := raw.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// A schema 1 database (no head column, no user_version) is migrated at
+// open, and retrieval then returns the same newest versions as before.
 func TestMigrateFromSchema1(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -76,25 +92,17 @@ func TestMigrateFromSchema1(t *testing.T) {
 		}
 		ids = append(ids, d.ID)
 	}
-	// Take the database back to schema 1, as a file at rest.
 	st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{`DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
+	rewind(t, path, `DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
 		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
 		`DROP INDEX records_ns_key`, `CREATE INDEX records_key ON records (tenant, owner, namespace, key, version)`,
 		`DROP INDEX records_waiting`, `DROP INDEX records_owner_id`, `DROP INDEX records_aud_id`,
 		`CREATE INDEX records_state ON records (state, tenant, id)`,
-		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
+		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`,
+		// Schema 1 had no edges_child and no tri_pending: it indexed trigrams at once.
+		`DROP INDEX edges_child`, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`)
 
-	st, err = sqlite.Open(ctx, path)
+	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("opening a schema 1 database: %v", err)
 	}
@@ -176,18 +184,10 @@ func TestMigrateFromSchema2(t *testing.T) {
 		t.Fatalf("email write = %+v, %v; want quarantined", q, err)
 	}
 	st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{`DROP TABLE tri_pending`, `DROP INDEX records_waiting`,
+	rewind(t, path, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`,
+		`DROP INDEX records_waiting`,
 		`CREATE INDEX records_waiting ON records (state, tenant, id) WHERE state IN ('pending', 'quarantined', 'pending_confirmation')`,
-		`PRAGMA user_version = 2`} {
-		if _, err := raw.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	raw.Close()
+		`PRAGMA user_version = 2`)
 
 	st, err = sqlite.Open(ctx, path)
 	if err != nil {
@@ -212,5 +212,16 @@ func TestMigrateFromSchema2(t *testing.T) {
 	items, _, err := svc.ReviewQueue(ctx, rev, "", 10)
 	if err != nil || len(items) != 1 || items[0].Record.ID != q.ID {
 		t.Fatalf("review queue after migration = %+v, %v; want %s", items, err, q.ID)
+	}
+	// The gate still finds the value indexed before the migration.
+	err = st.View(ctx, func(tx custody.Tx) error {
+		recs, err := tx.Mentioning(ctx, "acme", "acct7777", 10)
+		if err != nil || len(recs) != 1 || recs[0].ID != q.ID {
+			t.Errorf("mentioning after migration = %d records, %v; want %s", len(recs), err, q.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

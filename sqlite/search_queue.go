@@ -48,7 +48,7 @@ func (t *txn) dropSearch(ctx context.Context, rid int64) error {
 // record, or removes a row indexed before the batch.
 func (t *txn) flushSearch(ctx context.Context) error {
 	q := t.search
-	t.search = nil
+	t.search = nil           // from here addSearch and dropSearch write through
 	added := map[int64]int{} // rid → its queued insert
 	skip := map[int]bool{}
 	var dels []int64

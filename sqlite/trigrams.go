@@ -7,6 +7,10 @@ import "context"
 // idle moment; it bounds the rows the gate scans with instr.
 const triFlushRows = 256
 
+// The writer counts the rows it queues (Store.triRows) rather than
+// counting the table at every commit. A write that rolls back leaves the
+// count high, which only moves the rows sooner; every move resets it.
+
 // addTrigrams queues a record's normalised text for the trigram index.
 func (t *txn) addTrigrams(ctx context.Context, rid int64, norm string) error {
 	if err := t.exec(ctx, `INSERT INTO tri_pending (rid, norm) VALUES (?,?)`, rid, norm); err != nil {
