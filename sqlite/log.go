@@ -71,13 +71,16 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if t.ro {
 		return 0, errReadOnly
 	}
-	size, err := logSize(ctx, t)
-	if err != nil {
-		return 0, err
-	}
 	rd := &tipReader{t: t, seen: map[compact.NodeID][]byte{}}
-	if t.tip != nil && *t.tip != nil && (*t.tip).size == size {
-		rd.seen = maps.Clone((*t.tip).hashes)
+	var size uint64
+	if t.known != nil && t.known.tip != nil {
+		size = t.known.tip.size
+		rd.seen = maps.Clone(t.known.tip.hashes)
+	} else {
+		var err error
+		if size, err = logSize(ctx, t); err != nil {
+			return 0, err
+		}
 	}
 	nodes, _, err := tlog.Append(ctx, rd, size, tlog.LeafHash(leaf))
 	if err != nil {
@@ -92,16 +95,14 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 		}
 		rd.seen[n.ID] = n.Hash
 	}
-	if t.tip != nil {
-		*t.tip = newLogTip(size+1, rd.seen)
+	if t.known != nil {
+		t.known.tip = newLogTip(size+1, rd.seen)
 	}
 	return size, nil
 }
 
 // logTip is the writer's copy of the border nodes of the log at size: the
-// nodes the next append reads. The writer drops it whenever a savepoint or
-// a transaction rolls back; AppendLeaf uses it only when the stored log
-// still has that size, so another process appending in between is seen.
+// nodes the next append reads (see known.go for when it holds).
 type logTip struct {
 	size   uint64
 	hashes map[compact.NodeID][]byte

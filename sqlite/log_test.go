@@ -12,8 +12,9 @@ import (
 )
 
 // The writer keeps the log's border nodes between appends. Another process
-// appending to the same file after one of our appends rolled back must not
-// make the next append build on the rolled-back nodes.
+// appending to the same file, after one of our appends rolled back or after
+// one committed, must not make the next append build on stale nodes or
+// reuse an index.
 func TestLogTipAcrossProcesses(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "c.db")
@@ -48,10 +49,13 @@ func TestLogTipAcrossProcesses(t *testing.T) {
 	appendLeaf(a, "rolled back", true)
 	appendLeaf(b, "three", false)
 	appendLeaf(a, "four", false)
+	appendLeaf(b, "five", false)
+	appendLeaf(a, "six", false)
+	appendLeaf(a, "seven", false)
 
 	size, err := a.LogSize(ctx)
-	if err != nil || size != 4 {
-		t.Fatalf("log size %d, %v; want 4", size, err)
+	if err != nil || size != 7 {
+		t.Fatalf("log size %d, %v; want 7", size, err)
 	}
 	leaves, err := a.Leaves(ctx, 0, size)
 	if err != nil {

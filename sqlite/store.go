@@ -34,13 +34,14 @@ type Store struct {
 	writes  chan *write // to the group-commit writer
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	w       *sql.DB // the writer
+	w       *sql.DB // the writer's pool: wconn, and a spare for DB()
+	wconn   *sql.Conn
 	r       *sql.DB // read-only pool
 	ckpt    *sql.DB // the checkpointer's connection
 	wstmts  *stmtCache
 	rstmts  *stmtCache
-	tip     *logTip // the log's border nodes; only the writer goroutine uses it
-	triRows int     // rows in tri_pending as the writer counts them (trigrams.go)
+	known   known // what the writer knows between transactions (known.go)
+	triRows int   // rows in tri_pending as the writer counts them (trigrams.go)
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
 }
@@ -77,17 +78,25 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	// Two connections, though only the writer goroutine writes: the second
-	// serves offline tools and tests that use DB while the store is open.
-	w.SetMaxOpenConns(2)
-	w.SetMaxIdleConns(2)
+	// The writer goroutine keeps one connection (its data_version must come
+	// from the same connection every time, see known.go); the others serve
+	// statement preparation and the offline tools and tests that use DB
+	// while the store is open.
+	w.SetMaxOpenConns(3)
+	w.SetMaxIdleConns(3)
 	w.SetConnMaxLifetime(0)
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("opening store %s: %w (is it a custody database?)", path, err)
 	}
+	wconn, err := w.Conn(ctx)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
+		wconn.Close()
 		w.Close()
 		return nil, err
 	}
@@ -96,12 +105,13 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 	r.SetMaxIdleConns(n)
 	c, err := sql.Open("sqlite", dsn(""))
 	if err != nil {
+		wconn.Close()
 		w.Close()
 		r.Close()
 		return nil, err
 	}
 	c.SetMaxOpenConns(1)
-	st := &Store{path: path, w: w, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
+	st := &Store{path: path, w: w, wconn: wconn, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
 	st.wg.Add(2)
@@ -114,7 +124,7 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 func (s *Store) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
+	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
 }
 
 // checkpointInterval is how often the checkpointer copies committed WAL

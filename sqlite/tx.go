@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -18,7 +19,7 @@ type txn struct {
 	tx    *sql.Tx
 	ro    bool
 	stmts *stmtCache
-	tip   **logTip // the writer's log tip; nil outside the writer
+	known *known // what the writer knows (known.go); nil outside the writer
 	// pending counts the writer's tri_pending rows (trigrams.go); nil
 	// outside the writer.
 	pending *int
@@ -417,14 +418,33 @@ func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error
 	return k, notFound(err)
 }
 
+// Policy reads the tenant's active policy, which the writer keeps (see
+// known.go).
 func (t *txn) Policy(ctx context.Context, tenant string) ([]byte, error) {
+	if t.known != nil {
+		if p, ok := t.known.policies[tenant]; ok {
+			if !p.found {
+				return nil, custody.ErrNotFound
+			}
+			return bytes.Clone(p.text), nil
+		}
+	}
 	var text []byte
 	err := t.QueryRowContext(ctx, `SELECT text FROM policies WHERE tenant = ? ORDER BY seq DESC LIMIT 1`, tenant).Scan(&text)
+	if t.known != nil && (err == nil || errors.Is(err, sql.ErrNoRows)) {
+		t.known.setPolicy(tenant, policyText{text: bytes.Clone(text), found: err == nil})
+	}
 	return text, notFound(err)
 }
 
 func (t *txn) SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error {
-	return t.exec(ctx, `INSERT INTO policies (tenant, text, actor, created_at) VALUES (?,?,?,?)`, tenant, text, actor, at.UnixNano())
+	if err := t.exec(ctx, `INSERT INTO policies (tenant, text, actor, created_at) VALUES (?,?,?,?)`, tenant, text, actor, at.UnixNano()); err != nil {
+		return err
+	}
+	if t.known != nil {
+		t.known.setPolicy(tenant, policyText{text: bytes.Clone(text), found: true})
+	}
+	return nil
 }
 
 func (t *txn) InsertSession(ctx context.Context, s *custody.Session) error {

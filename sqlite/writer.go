@@ -72,12 +72,17 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			w.done <- errs[i]
 		}
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.wconn.BeginTx(ctx, nil)
 	if err != nil {
 		finish(unavailable(err))
 		return
 	}
-	t := &txn{tx: tx, stmts: s.wstmts, tip: &s.tip, pending: &s.triRows}
+	if err := s.known.check(ctx, tx); err != nil {
+		tx.Rollback()
+		finish(unavailable(err))
+		return
+	}
+	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.triRows}
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
@@ -95,14 +100,14 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			mark = t.search.mark()
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 				tx.Rollback()
-				s.tip = nil
+				s.known.forget()
 				finish(unavailable(err))
 				return
 			}
 		}
 		errs[i] = w.fn(t)
 		if errs[i] != nil {
-			s.tip = nil // it may hold the rolled-back appends
+			s.known.forget() // it may hold what was rolled back
 			if alone {
 				tx.Rollback()
 				finish(nil)
@@ -138,7 +143,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		s.tip = nil
+		s.known.forget()
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = unavailable(err)
@@ -152,7 +157,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 // failed: every write of it fails, whatever its own outcome.
 func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
 	tx.Rollback()
-	s.tip = nil
+	s.known.forget()
 	for j := range errs {
 		errs[j] = unavailable(err)
 	}

@@ -1,0 +1,55 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// known is what the writer knows of the database between its own
+// transactions: the log's border nodes (so an append reads neither the log
+// size nor the nodes) and the tenants' active policies (so an admission
+// does not read its policy text). It holds while no other connection
+// commits: the writer reads PRAGMA data_version, which moves only with
+// other connections' commits, once at the start of each transaction on its
+// own connection, and forgets everything when it moved. It also forgets
+// everything when a savepoint or a transaction rolls back, as it may hold
+// what was rolled back.
+type known struct {
+	version  int64
+	tip      *logTip
+	policies map[string]policyText // by tenant
+}
+
+// policyText is a tenant's active policy; found is false if it has none.
+type policyText struct {
+	text  []byte
+	found bool
+}
+
+func (k *known) forget() {
+	k.tip = nil
+	k.policies = nil
+}
+
+// check reads the connection's data version in the transaction just begun
+// and forgets everything if another connection has committed since the
+// last check.
+func (k *known) check(ctx context.Context, tx *sql.Tx) error {
+	var v int64
+	if err := tx.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		k.forget()
+		return err
+	}
+	if v != k.version {
+		k.forget()
+		k.version = v
+	}
+	return nil
+}
+
+func (k *known) setPolicy(tenant string, p policyText) {
+	if k.policies == nil {
+		k.policies = map[string]policyText{}
+	}
+	k.policies[tenant] = p
+}
