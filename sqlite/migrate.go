@@ -12,8 +12,8 @@ import (
 // open. Version 3 added tri_pending and spelled records_waiting's
 // condition without IN; a version 2 database gains tri_pending empty,
 // and an older custody refuses a version 3 one, whose gate would miss the
-// pending rows.
-const schemaVersion = 3
+// pending rows. Version 4 added edges.child_rid, filled in from records.
+const schemaVersion = 4
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -22,7 +22,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -31,7 +31,9 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	}
 	err = tx.QueryRowContext(ctx, `SELECT
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'records'),
- (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'head')`).Scan(&hasRecords, &hasHead)
+ (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'head'),
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edges'),
+ (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid)
 	if err != nil {
 		return err
 	}
@@ -52,6 +54,12 @@ DROP INDEX IF EXISTS records_state`); err != nil {
 	if v < 3 { // records_waiting's condition changed (same rows)
 		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_waiting`); err != nil {
 			return fmt.Errorf("migrating to schema 3: %w", err)
+		}
+	}
+	if hasEdges == 1 && hasChildRid == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE edges ADD COLUMN child_rid INTEGER NOT NULL DEFAULT 0;
+UPDATE edges SET child_rid = (SELECT rid FROM records r WHERE r.id = edges.child)`); err != nil {
+			return fmt.Errorf("migrating to schema 4: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {

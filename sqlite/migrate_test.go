@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,7 +101,8 @@ func TestMigrateFromSchema1(t *testing.T) {
 		`CREATE INDEX records_state ON records (state, tenant, id)`,
 		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`,
 		// Schema 1 had no edges_child and no tri_pending: it indexed trigrams at once.
-		`DROP INDEX edges_child`, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`)
+		`DROP INDEX edges_child`, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`,
+		`ALTER TABLE edges DROP COLUMN child_rid`)
 
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -187,7 +189,7 @@ func TestMigrateFromSchema2(t *testing.T) {
 	rewind(t, path, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`,
 		`DROP INDEX records_waiting`,
 		`CREATE INDEX records_waiting ON records (state, tenant, id) WHERE state IN ('pending', 'quarantined', 'pending_confirmation')`,
-		`PRAGMA user_version = 2`)
+		`ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 2`)
 
 	st, err = sqlite.Open(ctx, path)
 	if err != nil {
@@ -223,5 +225,66 @@ func TestMigrateFromSchema2(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A schema 3 database's edges gain the rows of their children, and a
+// cascade through edges written before the migration still reaches every
+// descendant, while one written after it does too.
+func TestMigrateFromSchema3(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	p := alice.Principal
+	remember := func(svc *custody.Service, c *custody.Caller, body string, parents ...string) string {
+		t.Helper()
+		in := custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode, Body: body, Channel: "user"}
+		for _, id := range parents {
+			in.DerivedFrom = append(in.DerivedFrom, custody.Edge{ID: id, Weight: 1})
+		}
+		d, err := svc.Remember(ctx, c, in)
+		if err != nil || d.State != custody.StateAdmitted {
+			t.Fatalf("remember %s = %+v, %v", body, d, err)
+		}
+		return d.ID
+	}
+	// Older records first, so that rows and ids do not simply coincide.
+	other := remember(svc, alice, "unrelated")
+	root := remember(svc, alice, "root")
+	a := remember(svc, alice, "summary a", root)
+	b := remember(svc, alice, "summary b", root, other)
+	c := remember(svc, alice, "digest of a and b", a, b)
+	st.Close()
+	rewind(t, path, `ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 3`)
+
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 3 database: %v", err)
+	}
+	defer st.Close()
+	var unset int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM edges e LEFT JOIN records r ON r.rid = e.child_rid
+ WHERE r.id IS NOT e.child`).Scan(&unset); err != nil || unset != 0 {
+		t.Fatalf("%d edges name no row or another record's after migration (%v)", unset, err)
+	}
+	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	alice, _ = svc.Act(ctx, p, "")
+	d := remember(svc, alice, "written after the migration", c)
+	rev := reviewer(t, svc)
+	got, err := svc.Quarantine(ctx, rev, root, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{root, a, b, c, d}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("quarantine affected %v; want %v", got, want)
+	}
+	if _, err := svc.Get(ctx, alice, other); err != nil {
+		t.Errorf("the unrelated parent of b: %v", err)
 	}
 }

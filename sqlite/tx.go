@@ -138,8 +138,13 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if err := t.index(ctx, rid, r); err != nil {
 		return err
 	}
+	return t.insertEdges(ctx, rid, r)
+}
+
+// insertEdges writes the edges from r's parents to r, whose row is rid.
+func (t *txn) insertEdges(ctx context.Context, rid int64, r *custody.Record) error {
 	for _, e := range r.Parents {
-		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight) VALUES (?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight); err != nil {
+		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight, child_rid) VALUES (?,?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight, rid); err != nil {
 			return err
 		}
 	}
@@ -187,12 +192,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	if err := t.exec(ctx, `DELETE FROM edges WHERE child = ?`, r.ID); err != nil {
 		return err
 	}
-	for _, e := range r.Parents {
-		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight) VALUES (?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.insertEdges(ctx, rid, r)
 }
 
 func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error) {
@@ -212,23 +212,29 @@ func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error)
 	return out, rows.Err()
 }
 
-// Descendants walks the edges from id. CROSS JOIN makes SQLite look the
-// records up from the walk rather than scan every record against it; the
-// ids are sorted here, which is cheaper than SQLite's sorter.
+// Descendants walks the edges from id and reads each descendant by the
+// row its edge names. CROSS JOIN keeps SQLite on that lookup rather than
+// scanning every record against the walk; the ids are sorted here, which
+// is cheaper than SQLite's sorter. An edge whose row holds another record
+// fails the walk: a cascade must not skip a descendant.
 func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDState, error) {
-	rows, err := t.QueryContext(ctx, `WITH RECURSIVE d(id) AS (
-   SELECT child FROM edges WHERE parent = ? AND tenant = ?
-   UNION SELECT e.child FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = ?)
- SELECT r.id, r.state, r.rid FROM d CROSS JOIN records r ON r.id = d.id AND r.tenant = ?`, id, tenant, tenant, tenant)
+	rows, err := t.QueryContext(ctx, `WITH RECURSIVE d(id, rid) AS (
+   SELECT child, child_rid FROM edges WHERE parent = ? AND tenant = ?
+   UNION SELECT e.child, e.child_rid FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = ?)
+ SELECT d.id, r.id, r.state, r.rid FROM d CROSS JOIN records r ON r.rid = d.rid AND r.tenant = ?`, id, tenant, tenant, tenant)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []custody.IDState
+	var child string
 	for rows.Next() {
 		var d custody.IDState
-		if err := rows.Scan(&d.ID, &d.State, &d.Ref); err != nil {
+		if err := rows.Scan(&child, &d.ID, &d.State, &d.Ref); err != nil {
 			return nil, err
+		}
+		if child != d.ID {
+			return nil, fmt.Errorf("sqlite: the edge to %s names row %d, which holds %s (run custody verify)", child, d.Ref, d.ID)
 		}
 		out = append(out, d)
 	}
