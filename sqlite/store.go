@@ -44,6 +44,7 @@ type Store struct {
 	triRows int   // rows in tri_pending as the writer counts them (trigrams.go)
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
+	closed    <-chan struct{} // closed by Close
 }
 
 var _ custody.Store = (*Store)(nil)
@@ -114,6 +115,7 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 	st := &Store{path: path, w: w, wconn: wconn, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
+	st.closed = bg.Done()
 	st.wg.Add(2)
 	go func() { defer st.wg.Done(); st.writer(bg) }()
 	go func() { defer st.wg.Done(); st.checkpointer(bg) }()
@@ -165,6 +167,8 @@ func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
 	case s.writes <- w:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.closed:
+		return unavailable(errClosed)
 	}
 	return <-w.done // the writer always answers, even for a cancelled ctx
 }
