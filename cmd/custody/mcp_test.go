@@ -39,9 +39,9 @@ func TestMCPUsage(t *testing.T) {
 }
 
 // mcpSession runs custody mcp with args on pipes and connects an MCP
-// client to it. The returned function ends the session and returns what
-// custody mcp returned, and its stderr.
-func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, func() (error, string)) {
+// client to it. The returned function ends the session and returns custody
+// mcp's stderr and what it returned.
+func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, func() (string, error)) {
 	t.Helper()
 	serverIn, clientOut := io.Pipe()
 	clientIn, serverOut := io.Pipe()
@@ -57,10 +57,10 @@ func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, func() (error
 		clientOut.Close()
 		t.Fatalf("connect: %v (custody mcp: %v)", err, <-done)
 	}
-	return cs, func() (error, string) {
+	return cs, func() (string, error) {
 		cs.Close()
 		err := <-done
-		return err, stderr.String()
+		return stderr.String(), err
 	}
 }
 
@@ -109,13 +109,13 @@ func TestMCPStdioOnStore(t *testing.T) {
 	if len(s.Items) != 1 || s.Items[0].ID != d.ID || s.Items[0].SourceRef != "mcp:cli-test" {
 		t.Errorf("search = %+v", s.Items)
 	}
-	if err, stderr := end(); err != nil {
+	if stderr, err := end(); err != nil {
 		t.Errorf("custody mcp returned %v; stderr:\n%s", err, stderr)
 	}
 
 	// A credential without the configured channel is told at start.
 	_, end = mcpSession(t, "--db", sf.db, "--token", userOnly)
-	if err, stderr := end(); err != nil || !strings.Contains(stderr, "not registered for channel agent") {
+	if stderr, err := end(); err != nil || !strings.Contains(stderr, "not registered for channel agent") {
 		t.Errorf("user-only token: %v, stderr %q", err, stderr)
 	}
 	for _, args := range [][]string{
@@ -189,7 +189,7 @@ func TestMCPStdioOnServer(t *testing.T) {
 	if len(hist.Versions) != 2 || hist.Versions[1].Body != "" || !hist.Versions[1].Withheld {
 		t.Errorf("history = %+v", hist)
 	}
-	if err, stderr := end(); err != nil {
+	if stderr, err := end(); err != nil {
 		t.Errorf("custody mcp returned %v; stderr:\n%s", err, stderr)
 	}
 }
