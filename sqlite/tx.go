@@ -221,20 +221,20 @@ func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDS
 	rows, err := t.QueryContext(ctx, `WITH RECURSIVE d(id, rid) AS (
    SELECT child, child_rid FROM edges WHERE parent = ? AND tenant = ?
    UNION SELECT e.child, e.child_rid FROM edges e JOIN d ON e.parent = d.id WHERE e.tenant = ?)
- SELECT d.id, r.id, r.state, r.rid FROM d CROSS JOIN records r ON r.rid = d.rid AND r.tenant = ?`, id, tenant, tenant, tenant)
+ SELECT r.id, r.state, r.rid, r.id = d.id FROM d CROSS JOIN records r ON r.rid = d.rid AND r.tenant = ?`, id, tenant, tenant, tenant)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []custody.IDState
-	var child string
 	for rows.Next() {
 		var d custody.IDState
-		if err := rows.Scan(&child, &d.ID, &d.State, &d.Ref); err != nil {
+		var same bool
+		if err := rows.Scan(&d.ID, &d.State, &d.Ref, &same); err != nil {
 			return nil, err
 		}
-		if child != d.ID {
-			return nil, fmt.Errorf("sqlite: the edge to %s names row %d, which holds %s (run custody verify)", child, d.Ref, d.ID)
+		if !same {
+			return nil, fmt.Errorf("sqlite: an edge names row %d for a child of %s, but the row holds %s (run custody verify)", d.Ref, id, d.ID)
 		}
 		out = append(out, d)
 	}
