@@ -145,3 +145,12 @@ type Scored struct {
 type HeadChecker interface {
 	MisflaggedHead(ctx context.Context) (id string, err error)
 }
+
+// EdgeChecker is implemented by a Tx whose store keeps the lineage edges
+// apart from the records' parents, as both backends do: a cascade walks the
+// edges, so an edge deleted, added or pointed elsewhere would let a
+// quarantine miss a descendant while the records still match the log.
+// Verify asks it for a record whose edges disagree with its parents.
+type EdgeChecker interface {
+	MisplacedEdge(ctx context.Context) (id string, err error)
+}

@@ -314,6 +314,15 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 				return differ("record %s: its newest-version flag disagrees with its key's versions, so retrieval would return the wrong version", id)
 			}
 		}
+		if ec, ok := tx.(EdgeChecker); ok {
+			id, err := ec.MisplacedEdge(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differ("record %s: its lineage edges disagree with its parents, so a quarantine could miss what was derived from them", id)
+			}
+		}
 		rep.Records = seen
 		ps, err := tx.Principals(ctx, "")
 		if err != nil {

@@ -47,6 +47,13 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"signature", `UPDATE log_leaves SET data = substr(data, 1, length(data) - 1) || CASE WHEN substr(data, -1) = x'00' THEN x'01' ELSE x'00' END WHERE idx = 5`, "signature"},
 		{"newest-version flag", `UPDATE records SET head = 0 WHERE body = 'ACCT-1042'`, "newest-version flag"},
 		{"deleted record", `DELETE FROM records WHERE body = 'digest'`, "deleted"},
+		{"deleted lineage edge", `DELETE FROM edges`, "lineage edges"},
+		{"redirected lineage edge", `UPDATE edges SET child_rid = (SELECT rid FROM records WHERE body = 'ACCT-1042')`, "lineage edges"},
+		{"lineage edge to another child", `UPDATE edges SET child = (SELECT id FROM records WHERE body = 'ACCT-1042'),
+ child_rid = (SELECT rid FROM records WHERE body = 'ACCT-1042')`, "lineage edges"},
+		{"added lineage edge", `INSERT INTO edges (tenant, parent, child, weight, child_rid)
+ SELECT tenant, parent, (SELECT id FROM records WHERE body = 'ACCT-1042'), weight, (SELECT rid FROM records WHERE body = 'ACCT-1042') FROM edges`, "lineage edges"},
+		{"lineage edge weight", `UPDATE edges SET weight = 0.1`, "lineage edges"},
 		{"deleted leaf", `DELETE FROM log_leaves WHERE idx = 3`, "leaf"},
 		{"reordered leaves", `UPDATE log_leaves SET idx = CASE idx WHEN 4 THEN 5 WHEN 5 THEN 4 END WHERE idx IN (4, 5)`, ""},
 		{"tree node", `UPDATE log_nodes SET hash = zeroblob(32) WHERE level = 1 AND idx = 0`, "tree node"},

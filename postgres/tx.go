@@ -449,6 +449,25 @@ func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.St
  ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))
 }
 
+// MisplacedEdge returns a record whose lineage edges disagree with its
+// parents ("" if none): an edge that names no such parent of its child,
+// another weight or tenant, or a parent with no edge.
+func (t *txn) MisplacedEdge(ctx context.Context) (string, error) {
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT id FROM (
+   SELECT e.child AS id FROM edges e LEFT JOIN records r ON r.id = e.child
+    WHERE r.id IS NULL OR r.tenant <> e.tenant OR NOT EXISTS (SELECT 1 FROM jsonb_array_elements(r.parents::jsonb) p
+      WHERE p ->> 'id' = e.parent AND (p ->> 'weight')::double precision = e.weight)
+   UNION ALL
+   SELECT r.id FROM records r, jsonb_array_elements(r.parents::jsonb) p
+    WHERE NOT EXISTS (SELECT 1 FROM edges e WHERE e.parent = p ->> 'id' AND e.child = r.id)) x
+ LIMIT 1`).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, classify(err)
+}
+
 func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
 	if !storable(tenant, id) {
 		return false, nil

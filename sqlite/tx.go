@@ -531,6 +531,25 @@ func (t *txn) Tombstoned(ctx context.Context, tenant, id string) (bool, error) {
 	return n > 0, err
 }
 
+// MisplacedEdge returns a record whose lineage edges disagree with its
+// parents ("" if none): an edge that names no such parent of its child,
+// another weight, tenant or row, or a parent with no edge.
+func (t *txn) MisplacedEdge(ctx context.Context) (string, error) {
+	var id string
+	err := t.QueryRowContext(ctx, `SELECT id FROM (
+   SELECT e.child AS id FROM edges e LEFT JOIN records r ON r.rid = e.child_rid
+    WHERE r.id IS NOT e.child OR r.tenant IS NOT e.tenant OR NOT EXISTS (SELECT 1 FROM json_each(r.parents) p
+      WHERE p.value ->> '$.id' = e.parent AND p.value ->> '$.weight' = e.weight)
+   UNION ALL
+   SELECT r.id FROM records r, json_each(r.parents) p
+    WHERE NOT EXISTS (SELECT 1 FROM edges e WHERE e.parent = p.value ->> '$.id' AND e.child = r.id))
+ LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
 // MisflaggedHead returns a record whose head flag disagrees with its key's
 // versions ("" if none).
 func (t *txn) MisflaggedHead(ctx context.Context) (string, error) {
