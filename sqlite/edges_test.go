@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"strings"
 	"testing"
-
-	custody "github.com/custody-mem/custody"
 )
 
 // An edge whose row holds another record (a damaged file) fails the
@@ -13,18 +11,7 @@ import (
 func TestCascadeRefusesAnEdgeToTheWrongRow(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())
-	remember := func(body string, parents ...string) string {
-		t.Helper()
-		in := custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: body, Channel: "user"}
-		for _, p := range parents {
-			in.DerivedFrom = append(in.DerivedFrom, custody.Edge{ID: p, Weight: 1})
-		}
-		d, err := svc.Remember(ctx, alice, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.ID
-	}
+	remember := func(body string, parents ...string) string { return derive(t, svc, alice, body, parents...) }
 	other := remember("unrelated")
 	root := remember("root")
 	child := remember("summary", root)

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -15,17 +16,7 @@ import (
 // and then rolled back, is the one the next admission reads.
 func TestPolicyKnownAcrossProcesses(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "c.db")
-	a, err := sqlite.OpenUntidied(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoProcesses(t, sqlite.OpenUntidied)
 	policy := func(s *sqlite.Store) string {
 		t.Helper()
 		var text []byte
@@ -85,4 +76,22 @@ func TestPolicyKnownAcrossProcesses(t *testing.T) {
 			t.Errorf("%s: the other process reads policy %q; want %q", st.name, got, st.want)
 		}
 	}
+}
+
+// twoProcesses opens two stores on one new file, as two processes would:
+// the first with open, the second with sqlite.Open.
+func twoProcesses(t *testing.T, open func(context.Context, string) (*sqlite.Store, error)) (a, b *sqlite.Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a, err := open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
 }

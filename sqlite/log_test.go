@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
@@ -17,17 +16,7 @@ import (
 // reuse an index.
 func TestLogTipAcrossProcesses(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "c.db")
-	a, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoProcesses(t, sqlite.Open)
 	appendLeaf := func(s *sqlite.Store, leaf string, fail bool) {
 		t.Helper()
 		boom := errors.New("boom")

@@ -61,6 +61,21 @@ func reviewer(t *testing.T, svc *custody.Service) *custody.Caller {
 	return rev
 }
 
+// derive has c remember an episode with body, derived from parents with
+// weight 1, and returns its id; it must be admitted.
+func derive(t *testing.T, svc *custody.Service, c *custody.Caller, body string, parents ...string) string {
+	t.Helper()
+	in := custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode, Body: body, Channel: "user"}
+	for _, id := range parents {
+		in.DerivedFrom = append(in.DerivedFrom, custody.Edge{ID: id, Weight: 1})
+	}
+	d, err := svc.Remember(t.Context(), c, in)
+	if err != nil || d.State != custody.StateAdmitted {
+		t.Fatalf("remember %s = %+v, %v", body, d, err)
+	}
+	return d.ID
+}
+
 // rewind runs stmts on the closed database at path, as a file at rest, to
 // take it back to an older schema.
 func rewind(t *testing.T, path string, stmts ...string) {
@@ -237,24 +252,12 @@ func TestMigrateFromSchema3(t *testing.T) {
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
 	p := alice.Principal
-	remember := func(svc *custody.Service, c *custody.Caller, body string, parents ...string) string {
-		t.Helper()
-		in := custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode, Body: body, Channel: "user"}
-		for _, id := range parents {
-			in.DerivedFrom = append(in.DerivedFrom, custody.Edge{ID: id, Weight: 1})
-		}
-		d, err := svc.Remember(ctx, c, in)
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %s = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
 	// Older records first, so that rows and ids do not simply coincide.
-	other := remember(svc, alice, "unrelated")
-	root := remember(svc, alice, "root")
-	a := remember(svc, alice, "summary a", root)
-	b := remember(svc, alice, "summary b", root, other)
-	c := remember(svc, alice, "digest of a and b", a, b)
+	other := derive(t, svc, alice, "unrelated")
+	root := derive(t, svc, alice, "root")
+	a := derive(t, svc, alice, "summary a", root)
+	b := derive(t, svc, alice, "summary b", root, other)
+	c := derive(t, svc, alice, "digest of a and b", a, b)
 	st.Close()
 	rewind(t, path, `ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 3`)
 
@@ -272,7 +275,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice, _ = svc.Act(ctx, p, "")
-	d := remember(svc, alice, "written after the migration", c)
+	d := derive(t, svc, alice, "written after the migration", c)
 	rev := reviewer(t, svc)
 	got, err := svc.Quarantine(ctx, rev, root, "test")
 	if err != nil {
