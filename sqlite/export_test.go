@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql/driver"
 	"maps"
 	"slices"
 	"time"
@@ -46,4 +47,11 @@ func CommitBatch(ctx context.Context, s *Store, fns ...func(custody.Tx) error) [
 		errs[i] = <-w.done
 	}
 	return errs
+}
+
+// BreakWriterConn makes database/sql give up on the writer's connection,
+// as it does when a driver reports it bad. Only for a store opened with
+// OpenUntidied, with no write running.
+func BreakWriterConn(s *Store) error {
+	return s.wconn.Raw(func(any) error { return driver.ErrBadConn })
 }

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,13 +74,8 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			w.done <- errs[i]
 		}
 	}
-	tx, err := s.wconn.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
-		finish(unavailable(err))
-		return
-	}
-	if err := s.known.check(ctx, tx); err != nil {
-		tx.Rollback()
 		finish(unavailable(err))
 		return
 	}
@@ -151,6 +148,34 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 	}
 	finish(nil)
+}
+
+// begin starts a transaction on the writer's own connection and checks
+// what the writer knows (known.go). A connection database/sql has given up
+// on (one whose statement a cancelled request interrupted, say) is
+// replaced by a fresh one from the pool, and what the writer knew is
+// forgotten: another connection's data version says nothing of it.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.wconn.BeginTx(ctx, nil)
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		s.wconn.Close()
+		c, cerr := s.w.Conn(ctx)
+		if cerr != nil {
+			return nil, cerr
+		}
+		s.wconn = c
+		s.known.forget()
+		s.known.version = -1 // data versions are never negative
+		tx, err = s.wconn.BeginTx(ctx, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.known.check(ctx, tx); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
 }
 
 // abort rolls back a batch whose savepoint handling or trigram move

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -86,5 +87,38 @@ func TestUpdateAfterClose(t *testing.T) {
 	err = st.Update(ctx, func(custody.Tx) error { return nil })
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a write after Close = %v; want an error at once", err)
+	}
+}
+
+// When database/sql gives up on the writer's connection, the next write
+// takes a fresh one, and the log and policies it knew are read again.
+func TestWriterReplacesABadConnection(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.OpenUntidied(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	appendLeaf := func(leaf string) (uint64, error) {
+		var idx uint64
+		err := st.Update(ctx, func(tx custody.Tx) (err error) {
+			idx, err = tx.AppendLeaf(ctx, "acme", []byte(leaf))
+			return err
+		})
+		return idx, err
+	}
+	for i, leaf := range []string{"one", "two"} {
+		if idx, err := appendLeaf(leaf); err != nil || idx != uint64(i) {
+			t.Fatalf("append %s = %d, %v", leaf, idx, err)
+		}
+	}
+	if err := sqlite.BreakWriterConn(st); !errors.Is(err, driver.ErrBadConn) {
+		t.Fatalf("breaking the connection: %v", err)
+	}
+	if idx, err := appendLeaf("three"); err != nil || idx != 2 {
+		t.Fatalf("append after the connection went bad = %d, %v; want 2", idx, err)
+	}
+	if size, err := st.LogSize(ctx); err != nil || size != 3 {
+		t.Fatalf("log size %d, %v; want 3", size, err)
 	}
 }
