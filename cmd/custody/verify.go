@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,6 +54,10 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	p := newProgress(stderr, "verifying log entries")
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()
+	var d *custody.Difference
+	if errors.As(err, &d) {
+		return fmt.Errorf("the store and its log disagree: %s\n(the database was changed outside custody: compare it with a snapshot or a backup, and restore one taken before the change)", d.What)
+	}
 	if err != nil {
 		return err
 	}
