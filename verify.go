@@ -323,6 +323,15 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 				return differ("record %s: its lineage edges disagree with its parents, so a quarantine could miss what was derived from them", id)
 			}
 		}
+		if ic, ok := tx.(IndexChecker); ok {
+			id, what, err := ic.MisindexedRecord(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differ("record %s: %s, so searches or the gate could miss it", id, what)
+			}
+		}
 		rep.Records = seen
 		ps, err := tx.Principals(ctx, "")
 		if err != nil {

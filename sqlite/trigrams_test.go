@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
@@ -111,5 +112,36 @@ func TestPendingTrigrams(t *testing.T) {
 	}
 	if got := mentioning("zz0299"); len(got) != 1 {
 		t.Errorf("mentioning a moved batch record = %v, want one", got)
+	}
+}
+
+// Verify checks the gate's pending trigram rows as it checks the indexed
+// ones: a pending row deleted or rewritten is found, and the untouched
+// store passes.
+func TestVerifyChecksPendingTrigrams(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct{ name, sql, want string }{
+		{"deleted", `DELETE FROM tri_pending`, "no row in the gate's trigram index"},
+		{"rewritten", `UPDATE tri_pending SET norm = 'acct1042 '`, "not its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
+			if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "pay ACCT-7777", Channel: "user"}); err != nil {
+				t.Fatal(err)
+			}
+			if n := pendingTrigrams(t, st); n != 1 {
+				t.Fatalf("%d rows pending; want 1", n)
+			}
+			if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
+				t.Fatalf("untouched store: %v", err)
+			}
+			if _, err := st.DB().ExecContext(ctx, tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			_, err := svc.Verify(ctx, custody.VerifyOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("verify = %v; want a difference saying %q", err, tc.want)
+			}
+		})
 	}
 }
