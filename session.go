@@ -100,6 +100,12 @@ func (s *Service) session(ctx context.Context, tx Tx, c *Caller, id string) (*Se
 	return sess, nil
 }
 
+// GateText is the text of a record the gate looks values up in: its body
+// and key, normalised. Stores index it for substring lookups.
+func GateText(body, key string) string {
+	return NormalizeValue(body) + " " + NormalizeValue(key)
+}
+
 // NormalizeValue is how the gate compares argument values with memories and
 // observations: case-folded, with spaces, dashes, dots and underscores
 // removed, so "de89 3704-0044" matches "DE8937040044".

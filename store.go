@@ -155,10 +155,11 @@ type EdgeChecker interface {
 	MisplacedEdge(ctx context.Context) (id string, err error)
 }
 
-// IndexChecker is implemented by a Tx whose store keeps its own text
-// indexes beside the records (SQLite's FTS5 search and trigram indexes):
-// the gate finds the memories that mention a payment's arguments through
-// them, so a row deleted from one would hide a memory from the gate.
+// IndexChecker is implemented by a Tx whose store keeps text indexes of
+// the records (SQLite's FTS5 search and trigram indexes, PostgreSQL's
+// search vector and gate text columns): the gate finds the memories that
+// mention a payment's arguments through them, so a row deleted or
+// rewritten would hide a memory from the gate.
 // Verify asks it for a record whose index rows are missing, left behind or
 // not its own, and what is wrong.
 type IndexChecker interface {

@@ -57,7 +57,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"trigram row deleted", `DELETE FROM records_tri WHERE rowid = (SELECT rid FROM records WHERE body = 'ACCT-7777')`, "no row in the gate's trigram index"},
 		{"trigram row replaced", `DELETE FROM records_tri WHERE rowid = (SELECT rid FROM records WHERE body = 'ACCT-7777');
  INSERT INTO records_tri (rowid, norm) VALUES ((SELECT rid FROM records WHERE body = 'ACCT-7777'), 'acct')`, "holds 2 trigrams"},
-		{"trigram row added", `INSERT INTO records_tri (rowid, norm) VALUES (999999, 'acct7777')`, "no live record's"},
+		{"trigram row added", `INSERT INTO records_tri (rowid, norm) VALUES (999999, 'acct7777')`, "no live record is there"},
 		{"search row deleted", `DELETE FROM records_fts WHERE rowid = (SELECT rid FROM records WHERE body = 'ACCT-1042')`, "no row in the search index"},
 		{"deleted leaf", `DELETE FROM log_leaves WHERE idx = 3`, "leaf"},
 		{"reordered leaves", `UPDATE log_leaves SET idx = CASE idx WHEN 4 THEN 5 WHEN 5 THEN 4 END WHERE idx IN (4, 5)`, ""},

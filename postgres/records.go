@@ -197,7 +197,7 @@ func normText(r *custody.Record) string {
 	if r.Erased {
 		return ""
 	}
-	return custody.NormalizeValue(r.Body) + " " + custody.NormalizeValue(r.Key)
+	return custody.GateText(r.Body, r.Key)
 }
 
 // tsQuery turns plain text into a to_tsquery expression of quoted terms,

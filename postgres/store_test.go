@@ -103,6 +103,16 @@ func openDSN(tb testing.TB, dsn string) *postgres.Store {
 
 func open(tb testing.TB) custody.Store { return openDSN(tb, newDatabase(tb)) }
 
+// userOf adds the user alice of tenant acme to svc and acts as her.
+func userOf(t *testing.T, svc *custody.Service) *custody.Caller {
+	t.Helper()
+	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &custody.Caller{Principal: p, Subject: p}
+}
+
 func TestContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -176,11 +186,7 @@ func TestConnectionLoss(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
 	svc := storetest.NewService(t, st, clock)
 	ctx := t.Context()
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
+	alice := userOf(t, svc)
 	admin, err := pgx.Connect(ctx, adminDSN(t))
 	if err != nil {
 		t.Fatal(err)
@@ -375,11 +381,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	st := openDSN(t, dsn)
 	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
 	ctx := t.Context()
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
+	alice := userOf(t, svc)
 
 	var (
 		mu           sync.Mutex

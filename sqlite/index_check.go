@@ -10,11 +10,6 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
-// gateText is the text of a record the gate's trigram index holds.
-func gateText(body, key string) string {
-	return custody.NormalizeValue(body) + " " + custody.NormalizeValue(key)
-}
-
 // MisindexedRecord returns a record whose rows in the search index or the
 // gate's trigram index are missing, left behind or not its own ("" if
 // none), and what is wrong. The gate traces a payment's arguments to the
@@ -32,7 +27,7 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
    UNION ALL SELECT 'trigram', p.rid FROM tri_pending p JOIN records_tri_docsize d ON d.id = p.rid)
  LIMIT 1`).Scan(&what, &rid)
 	if err == nil {
-		return fmt.Sprintf("row %d", rid), fmt.Sprintf("the %s index holds a row that is no live record's", what), nil
+		return fmt.Sprintf("at row %d", rid), fmt.Sprintf("the %s index holds a row, but no live record is there", what), nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", "", err
@@ -52,7 +47,7 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 		if err := rows.Scan(&id, &body, &key, &searched, &size, &pending); err != nil {
 			return "", "", err
 		}
-		text := gateText(body, key)
+		text := custody.GateText(body, key)
 		switch {
 		case !searched:
 			return id, "it has no row in the search index", nil

@@ -36,29 +36,27 @@ func serviceOn(t *testing.T, dir string, open func(context.Context, string) (*sq
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, err := svc.Act(t.Context(), p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, key, svc, alice
+	return st, key, svc, actAs(t, svc, "alice", "user")
 }
 
 // reviewer adds acme/rev, a reviewer, and acts as it.
 func reviewer(t *testing.T, svc *custody.Service) *custody.Caller {
 	t.Helper()
-	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "rev", Roles: []string{"reviewer"}})
+	return actAs(t, svc, "rev", "reviewer")
+}
+
+// actAs adds the principal acme/name with role and acts as it, for itself.
+func actAs(t *testing.T, svc *custody.Service, name, role string) *custody.Caller {
+	t.Helper()
+	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{role}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err := svc.Act(t.Context(), p, "")
+	c, err := svc.Act(t.Context(), p, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rev
+	return c
 }
 
 // derive has c remember an episode with body, derived from parents with

@@ -159,7 +159,7 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if err := t.addSearch(ctx, rid, r.Body, r.Key); err != nil {
 		return err
 	}
-	return t.addTrigrams(ctx, rid, gateText(r.Body, r.Key))
+	return t.addTrigrams(ctx, rid, custody.GateText(r.Body, r.Key))
 }
 
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
