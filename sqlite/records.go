@@ -40,15 +40,14 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	if err := json.Unmarshal([]byte(parents), &r.Parents); err != nil {
 		return nil, 0, fmt.Errorf("record %s: parents: %w", r.ID, err)
 	}
-	if receipt != "" && receipt != "null" {
-		r.Receipt = new(custody.Receipt)
-		if err := json.Unmarshal([]byte(receipt), r.Receipt); err != nil {
-			return nil, 0, fmt.Errorf("record %s: receipt: %w", r.ID, err)
-		}
-	}
 	if r.Parents == nil {
 		r.Parents = []custody.Edge{}
 	}
+	rc, err := readReceipt(receipt, &r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("record %s: receipt: %w", r.ID, err)
+	}
+	r.Receipt = rc
 	return &r, rid, nil
 }
 

@@ -127,7 +127,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
  VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
 		int(r.Authority), r.Audience, string(r.State), head, r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
-		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, jsonText(r.Receipt))
+		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, receiptText(r.Receipt, r, allFields))
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
  parents = ?, erased = ?, receipt = ? WHERE rid = ?`,
 		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, parents, r.Erased,
-		jsonText(r.Receipt), rid)
+		receiptText(r.Receipt, r, allFields), rid)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,8 @@ func (t *txn) SetStates(ctx context.Context, tenant string, recs []custody.IDSta
 		}
 	}
 	const set = `UPDATE records SET state = ?, log_index = ?, receipt = ? WHERE +tenant = ? AND `
-	receipt := jsonText(rc)
+	// Of the rows' fields, only these two are the same on every row.
+	receipt := receiptText(rc, &custody.Record{State: state, LogIndex: logIndex}, "dl")
 	if len(rids) > 0 {
 		if err := t.exec(ctx, set+`rid IN (SELECT value FROM json_each(?))`, string(state), logIndex, receipt, tenant, jsonText(rids)); err != nil {
 			return err

@@ -176,19 +176,33 @@ func testRecordRoundTrip(t *testing.T, e *env) {
 			Reason: "reason with a NUL \x00 and <html>", Inputs: map[string]string{"k": "v"}, Error: "e", Actor: "rt/harness",
 			Time: Start.Add(time.Nanosecond), LogIndex: 99},
 	}
+	// A receipt that repeats its record, as an admission's does, and one
+	// that differs from it only in its time's zone.
+	echo := &custody.Record{ID: "01JDRT0000000000000000000D", Tenant: "rt", Owner: "alice", Namespace: "n", Key: "k",
+		Class: custody.ClassFact, Body: "e", Channel: "user", Writer: "rt/alice", Authority: custody.AuthorityUser, Audience: "owner",
+		State: custody.StateAdmitted, CreatedAt: Start, Version: 1, LogIndex: 12, PolicyVersion: "pv", Parents: []custody.Edge{},
+		Receipt: &custody.Receipt{Decision: custody.StateAdmitted, PolicyVersion: "pv", Rules: []string{"user-channel"}, Reason: "r",
+			Inputs: map[string]string{"principal": "rt/alice", "channel": "user", "class": "fact", "key": "k", "authority": "user",
+				"audience": "owner", "has_session": "false", "derived": "false", "roles": "user"},
+			Actor: "rt/alice", Time: Start, LogIndex: 12}}
+	zoned := *echo
+	zoned.ID, zoned.Key = "01JDRT0000000000000000000E", "k2"
+	zoned.Receipt = &custody.Receipt{Decision: custody.StateAdmitted, Actor: "rt/alice", Time: Start.In(time.FixedZone("CET", 3600)), LogIndex: 12}
 	bare := &custody.Record{ID: "01JDRT0000000000000000000B", Tenant: "rt", Owner: "bob", Namespace: "n", Class: custody.ClassEpisode,
 		Body: "b", Channel: "user", Writer: "rt/bob", Authority: custody.AuthorityUser, Audience: "owner",
 		State: custody.StateAdmitted, CreatedAt: time.Unix(0, 1).UTC(), Version: 1}
 	if err := e.store.Update(e.ctx, func(tx custody.Tx) error {
-		if err := tx.InsertRecord(e.ctx, full); err != nil {
-			return err
+		for _, r := range []*custody.Record{full, echo, &zoned} {
+			if err := tx.InsertRecord(e.ctx, r); err != nil {
+				return err
+			}
 		}
 		return tx.InsertRecord(e.ctx, bare)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	bare.Parents = []custody.Edge{}
-	for _, want := range []*custody.Record{full, bare} {
+	for _, want := range []*custody.Record{full, echo, &zoned, bare} {
 		got := e.record("rt", want.ID)
 		if got.Parents == nil {
 			t.Errorf("%s: parents read back as nil", want.ID)
@@ -246,7 +260,17 @@ func testRecordRoundTrip(t *testing.T, e *env) {
 
 func mustJSON(t *testing.T, r *custody.Record) string {
 	t.Helper()
-	b, err := json.Marshal(r)
+	return asJSON(t, r)
+}
+
+func receiptJSON(t *testing.T, rc *custody.Receipt) string {
+	t.Helper()
+	return asJSON(t, rc)
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}

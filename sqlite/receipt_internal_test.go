@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"pgregory.net/rapid"
+)
+
+// Values drawn from small sets, so that a receipt's fields often equal its
+// row's and often do not.
+var (
+	genWord  = rapid.SampledFrom([]string{"", "a", "acme/alice", "user", "fact", "k1", "owner", "true", "false", "confirmed"})
+	genState = rapid.SampledFrom([]custody.State{"", custody.StateAdmitted, custody.StateSuspended, custody.StateQuarantined})
+	genAuth  = rapid.SampledFrom([]custody.Authority{custody.AuthorityExternal, custody.AuthorityUser, custody.AuthorityConfirmed})
+	genZone  = rapid.SampledFrom([]*time.Location{time.UTC, time.FixedZone("", 0), time.FixedZone("CET", 3600), time.FixedZone("", -5*3600)})
+)
+
+func genTime(t *rapid.T, label string) time.Time {
+	if rapid.Bool().Draw(t, label+"-zero") {
+		return time.Time{}
+	}
+	base := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	return base.Add(time.Duration(rapid.IntRange(0, 3).Draw(t, label))).In(genZone.Draw(t, label+"-zone"))
+}
+
+func genRecord(t *rapid.T) *custody.Record {
+	r := &custody.Record{State: genState.Draw(t, "state"), PolicyVersion: genWord.Draw(t, "policy"),
+		Writer: genWord.Draw(t, "writer"), LogIndex: uint64(rapid.IntRange(0, 2).Draw(t, "index")),
+		CreatedAt: genTime(t, "created").UTC(), Channel: genWord.Draw(t, "channel"), Class: custody.Class(genWord.Draw(t, "class")),
+		Key: genWord.Draw(t, "key"), Authority: genAuth.Draw(t, "authority"), Audience: genWord.Draw(t, "audience"),
+		Session: genWord.Draw(t, "session")}
+	for range rapid.IntRange(0, 2).Draw(t, "parents") {
+		r.Parents = append(r.Parents, custody.Edge{ID: "p", Weight: 1})
+	}
+	return r
+}
+
+func genReceipt(t *rapid.T) *custody.Receipt {
+	if rapid.IntRange(0, 9).Draw(t, "nil") == 0 {
+		return nil
+	}
+	rc := &custody.Receipt{Decision: genState.Draw(t, "decision"), PolicyVersion: genWord.Draw(t, "rc-policy"),
+		Reason: genWord.Draw(t, "reason"), Error: genWord.Draw(t, "error"), Actor: genWord.Draw(t, "actor"),
+		Time: genTime(t, "time"), LogIndex: uint64(rapid.IntRange(0, 2).Draw(t, "rc-index"))}
+	if rapid.Bool().Draw(t, "rules") {
+		rc.Rules = rapid.SliceOf(genWord).Draw(t, "rule-list")
+	}
+	if rapid.Bool().Draw(t, "inputs") {
+		rc.Inputs = map[string]string{}
+		names := []string{"principal", "channel", "class", "key", "authority", "audience", "has_session", "derived", "roles", "same"}
+		for _, n := range rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID).Draw(t, "input-names") {
+			rc.Inputs[n] = genWord.Draw(t, "input-"+n)
+		}
+	}
+	return rc
+}
+
+// asStoredWhole is rc as a row that keeps receipts whole gives it back.
+func asStoredWhole(t *rapid.T, rc *custody.Receipt) *custody.Receipt {
+	text := jsonText(rc)
+	if text == "null" {
+		return nil
+	}
+	var back custody.Receipt
+	if err := json.Unmarshal([]byte(text), &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
+}
+
+// A row reads back exactly the receipt it was given, as it did when it
+// kept receipts whole, whatever of the receipt the row happens to repeat.
+func TestReceiptReadsBackAsWritten(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rc, r := genReceipt(t), genRecord(t)
+		got, err := readReceipt(receiptText(rc, r, allFields), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := asStoredWhole(t, rc); !reflect.DeepEqual(got, want) {
+			t.Fatalf("read back\n%#v\nwant\n%#v", got, want)
+		}
+	})
+}
+
+// A receipt written for many rows (a cascade's) may leave out only what
+// those rows share; read from any of them, it is the receipt written.
+func TestReceiptOfManyRowsReadsBackFromEach(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rc, r := genReceipt(t), genRecord(t)
+		text := receiptText(rc, &custody.Record{State: r.State, LogIndex: r.LogIndex}, "dl")
+		got, err := readReceipt(text, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := asStoredWhole(t, rc); !reflect.DeepEqual(got, want) {
+			t.Fatalf("read back\n%#v\nwant\n%#v", got, want)
+		}
+	})
+}
+
+// An admission's receipt keeps little besides its rules and reason, and a
+// row that kept its receipt whole still reads.
+func TestReceiptLeavesOutWhatTheRowHolds(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	r := &custody.Record{State: custody.StateAdmitted, PolicyVersion: strings.Repeat("b1", 32), Writer: "acme/alice",
+		LogIndex: 5001, CreatedAt: at, Channel: "user", Class: "fact", Key: "k4911", Authority: custody.AuthorityUser, Audience: "owner"}
+	rc := &custody.Receipt{Decision: custody.StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"user-channel"},
+		Reason: "admitted by [user-channel]", Actor: "acme/alice", Time: at, LogIndex: 5001,
+		Inputs: map[string]string{"audience": "owner", "authority": "user", "channel": "user", "class": "fact", "derived": "false",
+			"has_session": "false", "key": "k4911", "overwrite": "false", "principal": "acme/alice", "roles": "user", "sensitive": "false"}}
+	text := receiptText(rc, r, allFields)
+	want := `{"rules":["user-channel"],"reason":"admitted by [user-channel]","inputs":{"overwrite":"false","roles":"user","sensitive":"false"},"same":"dpaltPckKAusD"}`
+	if text != want {
+		t.Errorf("stored\n%s\nwant\n%s", text, want)
+	}
+	whole := jsonText(rc)
+	t.Logf("%d bytes instead of %d", len(text), len(whole))
+	for _, stored := range []string{text, whole} {
+		got, err := readReceipt(stored, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, rc) {
+			t.Errorf("%s read back as %#v", stored, got)
+		}
+	}
+	if rc.Inputs["key"] != "k4911" || rc.Decision != custody.StateAdmitted {
+		t.Error("storing changed the caller's receipt: " + strconv.Quote(jsonText(rc)))
+	}
+}
