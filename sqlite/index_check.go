@@ -17,24 +17,31 @@ import (
 // from it hides a memory from the gate while the record itself still
 // matches the log. The indexes keep no text (they are contentless), so a
 // row is checked by its size: an indexed record must have as many
-// trigrams as its text, and a pending one its text itself.
+// trigrams as its text, and a pending one (pending.go) its text itself,
+// and no row in either index.
 func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error) {
 	var rid int64
-	err = t.QueryRowContext(ctx, `SELECT k, rid FROM (
-   SELECT 'search' AS k, d.id AS rid FROM records_fts_docsize d LEFT JOIN records r ON r.rid = d.id WHERE r.rid IS NULL OR r.erased
-   UNION ALL SELECT 'trigram', d.id FROM records_tri_docsize d LEFT JOIN records r ON r.rid = d.id WHERE r.rid IS NULL OR r.erased
-   UNION ALL SELECT 'trigram', p.rid FROM tri_pending p LEFT JOIN records r ON r.rid = p.rid WHERE r.rid IS NULL OR r.erased
-   UNION ALL SELECT 'trigram', p.rid FROM tri_pending p JOIN records_tri_docsize d ON d.id = p.rid)
+	err = t.QueryRowContext(ctx, `SELECT what, rid FROM (
+   SELECT 'the search index holds a row, but no live record is there' AS what, d.id AS rid
+     FROM records_fts_docsize d LEFT JOIN records r ON r.rid = d.id WHERE r.rid IS NULL OR r.erased
+   UNION ALL SELECT 'the gate''s trigram index holds a row, but no live record is there', d.id
+     FROM records_tri_docsize d LEFT JOIN records r ON r.rid = d.id WHERE r.rid IS NULL OR r.erased
+   UNION ALL SELECT 'a row waits for the indexes, but no live record is there', p.rid
+     FROM index_pending p LEFT JOIN records r ON r.rid = p.rid WHERE r.rid IS NULL OR r.erased
+   UNION ALL SELECT 'a record waiting for the indexes already has a row in the search index', p.rid
+     FROM index_pending p JOIN records_fts_docsize d ON d.id = p.rid
+   UNION ALL SELECT 'a record waiting for the indexes already has a row in the gate''s trigram index', p.rid
+     FROM index_pending p JOIN records_tri_docsize d ON d.id = p.rid)
  LIMIT 1`).Scan(&what, &rid)
 	if err == nil {
-		return fmt.Sprintf("at row %d", rid), fmt.Sprintf("the %s index holds a row, but no live record is there", what), nil
+		return fmt.Sprintf("at row %d", rid), what, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", "", err
 	}
 	rows, err := t.QueryContext(ctx, `SELECT r.id, r.body, r.key, f.id IS NOT NULL, d.sz, p.norm FROM records r
  LEFT JOIN records_fts_docsize f ON f.id = r.rid LEFT JOIN records_tri_docsize d ON d.id = r.rid
- LEFT JOIN tri_pending p ON p.rid = r.rid WHERE NOT r.erased ORDER BY r.rid`)
+ LEFT JOIN index_pending p ON p.rid = r.rid WHERE NOT r.erased ORDER BY r.rid`)
 	if err != nil {
 		return "", "", err
 	}
@@ -49,11 +56,11 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 		}
 		text := custody.GateText(body, key)
 		switch {
+		case pending.Valid && pending.String != text:
+			return id, "its text waiting for the indexes is not its own", nil
+		case pending.Valid:
 		case !searched:
 			return id, "it has no row in the search index", nil
-		case pending.Valid && pending.String != text:
-			return id, "its text waiting for the gate's trigram index is not its own", nil
-		case pending.Valid:
 		case size == nil:
 			return id, "it has no row in the gate's trigram index", nil
 		default:

@@ -13,7 +13,11 @@ import (
 // condition without IN; a version 2 database gains tri_pending empty,
 // and an older custody refuses a version 3 one, whose gate would miss the
 // pending rows. Version 4 added edges.child_rid, filled in from records.
-const schemaVersion = 4
+// Version 5 keeps records pending for the search index too, in
+// index_pending: a version 4 database's pending trigrams (whose records
+// are already in the search index) move into records_tri, and tri_pending
+// goes.
+const schemaVersion = 5
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -22,7 +26,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -33,7 +37,8 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'records'),
  (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'head'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edges'),
- (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid)
+ (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid'),
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending)
 	if err != nil {
 		return err
 	}
@@ -60,6 +65,12 @@ DROP INDEX IF EXISTS records_state`); err != nil {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE edges ADD COLUMN child_rid INTEGER NOT NULL DEFAULT 0;
 UPDATE edges SET child_rid = (SELECT rid FROM records r WHERE r.id = edges.child)`); err != nil {
 			return fmt.Errorf("migrating to schema 4: %w", err)
+		}
+	}
+	if hasTriPending == 1 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending ORDER BY rid;
+DROP TABLE tri_pending`); err != nil {
+			return fmt.Errorf("migrating to schema 5: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {

@@ -90,6 +90,19 @@ func rewind(t *testing.T, path string, stmts ...string) {
 	}
 }
 
+// indexAll moves a closed database's pending records into both indexes
+// and drops index_pending, as schemas 1 and 2 indexed every write at once.
+var indexAll = []string{
+	`INSERT INTO records_fts (rowid, body, key) SELECT p.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid`,
+	`INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM index_pending`, `DROP TABLE index_pending`}
+
+// toSchema4 takes a closed database back to schema 4, which indexed every
+// write for search at once and kept only its trigrams pending, in
+// tri_pending.
+var toSchema4 = []string{
+	`INSERT INTO records_fts (rowid, body, key) SELECT p.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid`,
+	`ALTER TABLE index_pending RENAME TO tri_pending`, `PRAGMA user_version = 4`}
+
 // A schema 1 database (no head column, no user_version) is migrated at
 // open, and retrieval then returns the same newest versions as before.
 func TestMigrateFromSchema1(t *testing.T) {
@@ -113,9 +126,8 @@ func TestMigrateFromSchema1(t *testing.T) {
 		`DROP INDEX records_waiting`, `DROP INDEX records_owner_id`, `DROP INDEX records_aud_id`,
 		`CREATE INDEX records_state ON records (state, tenant, id)`,
 		`CREATE INDEX records_owner ON records (tenant, owner, state, id)`, `CREATE INDEX records_aud ON records (tenant, audience, state, id)`,
-		// Schema 1 had no edges_child and no tri_pending: it indexed trigrams at once.
-		`DROP INDEX edges_child`, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`,
-		`ALTER TABLE edges DROP COLUMN child_rid`)
+		// Schema 1 had no edges_child and no pending rows: it indexed at once.
+		`DROP INDEX edges_child`, indexAll[0], indexAll[1], indexAll[2], `ALTER TABLE edges DROP COLUMN child_rid`)
 
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -179,7 +191,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 }
 
-// A schema 2 database gains tri_pending, and records_waiting is rebuilt
+// A schema 2 database gains index_pending, and records_waiting is rebuilt
 // with its condition spelled without IN; the review queue still reads it.
 func TestMigrateFromSchema2(t *testing.T) {
 	ctx := t.Context()
@@ -199,8 +211,7 @@ func TestMigrateFromSchema2(t *testing.T) {
 		t.Fatalf("email write = %+v, %v; want quarantined", q, err)
 	}
 	st.Close()
-	rewind(t, path, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM tri_pending`, `DROP TABLE tri_pending`,
-		`DROP INDEX records_waiting`,
+	rewind(t, path, indexAll[0], indexAll[1], indexAll[2], `DROP INDEX records_waiting`,
 		`CREATE INDEX records_waiting ON records (state, tenant, id) WHERE state IN ('pending', 'quarantined', 'pending_confirmation')`,
 		`ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 2`)
 
@@ -220,8 +231,8 @@ func TestMigrateFromSchema2(t *testing.T) {
 		t.Errorf("records_waiting after migration: %s", def)
 	}
 	var pending int
-	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM tri_pending`).Scan(&pending); err != nil {
-		t.Errorf("tri_pending after migration: %v", err)
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM index_pending`).Scan(&pending); err != nil {
+		t.Errorf("index_pending after migration: %v", err)
 	}
 	rev := reviewer(t, svc)
 	items, _, err := svc.ReviewQueue(ctx, rev, "", 10)
@@ -257,7 +268,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 	b := derive(t, svc, alice, "summary b", root, other)
 	c := derive(t, svc, alice, "digest of a and b", a, b)
 	st.Close()
-	rewind(t, path, `ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 3`)
+	rewind(t, path, append(toSchema4, `ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 3`)...)
 
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -287,5 +298,70 @@ func TestMigrateFromSchema3(t *testing.T) {
 	}
 	if _, err := svc.Get(ctx, alice, other); err != nil {
 		t.Errorf("the unrelated parent of b: %v", err)
+	}
+}
+
+// A schema 4 database's pending trigrams (of records already in the search
+// index) move into the trigram index, and tri_pending goes: search and
+// the gate find the records written before the migration, once each, and
+// a record written after it, and verify passes.
+func TestMigrateFromSchema4(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceOn(t, dir, sqlite.OpenUntidied)
+	p := alice.Principal
+	indexed := derive(t, svc, alice, "indexed payee ACCT-1042")
+	if err := st.Tidy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiting := derive(t, svc, alice, "waiting payee ACCT-1043")
+	st.Close()
+	rewind(t, path, toSchema4...)
+	var n int
+	rewindCheck, _ := sql.Open("sqlite", path)
+	if err := rewindCheck.QueryRowContext(ctx, `SELECT COUNT(*) FROM tri_pending`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the schema 4 database holds %d pending trigram rows (%v); want the one of %s", n, err, waiting)
+	}
+	rewindCheck.Close()
+
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 4 database: %v", err)
+	}
+	defer st.Close()
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'tri_pending'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("tri_pending after migration: %d (%v)", n, err)
+	}
+	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	alice, _ = svc.Act(ctx, p, "")
+	after := derive(t, svc, alice, "after payee ACCT-1044")
+	hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: "payee", Limit: 10})
+	var found []string
+	for _, h := range hits {
+		found = append(found, h.Record.ID)
+	}
+	slices.Sort(found)
+	want := []string{indexed, waiting, after}
+	slices.Sort(want)
+	if err != nil || !slices.Equal(found, want) {
+		t.Errorf("search after migration = %v, %v; want %v", found, err, want)
+	}
+	for v, id := range map[string]string{"acct1042": indexed, "acct1043": waiting, "acct1044": after} {
+		err := st.View(ctx, func(tx custody.Tx) error {
+			recs, err := tx.Mentioning(ctx, "acme", v, 10)
+			if err != nil || len(recs) != 1 || recs[0].ID != id {
+				t.Errorf("mentioning %s after migration = %d records, %v; want %s", v, len(recs), err, id)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
+		t.Errorf("verify after migration: %v", err)
 	}
 }

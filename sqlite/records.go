@@ -213,6 +213,9 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if match == "" {
 		return nil, nil
 	}
+	if err := s.indexPending(ctx); err != nil {
+		return nil, unavailable(err)
+	}
 	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5) AS score
  FROM records_fts JOIN records r ON r.rid = records_fts.rowid
  WHERE records_fts MATCH ? AND ` + eligible(len(sc.Groups))

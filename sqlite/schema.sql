@@ -1,4 +1,4 @@
--- custody SQLite schema, version 4 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 5 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -100,13 +100,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(
   norm, content='', contentless_delete=1, tokenize='trigram'
 );
--- A write does not add its trigrams to records_tri: one more FTS5 segment
--- flush was a quarter of a write's cost. It puts the normalised text in
--- tri_pending, which the gate scans beside records_tri (instr on the same
--- normalised text: the same substring test), and the writer moves the rows
--- into records_tri in one insert when it is idle or tri_pending has filled
--- (see trigrams.go).
-CREATE TABLE IF NOT EXISTS tri_pending (
+-- A write adds its record to neither FTS5 index: it puts the record's
+-- normalised text in index_pending, which the gate scans beside records_tri
+-- (instr on the same normalised text: the same substring test), and the
+-- writer moves the rows into both indexes in one insert each when it is
+-- idle, when index_pending has filled, and before a search (pending.go).
+-- (Schema 3 and 4 kept only the trigrams pending, in tri_pending.)
+CREATE TABLE IF NOT EXISTS index_pending (
   rid  INTEGER PRIMARY KEY,
   norm TEXT NOT NULL
 );

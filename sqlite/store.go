@@ -30,18 +30,18 @@ var schema string
 
 // Store is the SQLite backend.
 type Store struct {
-	path    string
-	writes  chan *write // to the group-commit writer
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	w       *sql.DB // the writer's pool: wconn, and a spare for DB()
-	wconn   *sql.Conn
-	r       *sql.DB // read-only pool
-	ckpt    *sql.DB // the checkpointer's connection
-	wstmts  *stmtCache
-	rstmts  *stmtCache
-	known   known // what the writer knows between transactions (known.go)
-	triRows int   // rows in tri_pending as the writer counts them (trigrams.go)
+	path        string
+	writes      chan *write // to the group-commit writer
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	w           *sql.DB // the writer's pool: wconn, and a spare for DB()
+	wconn       *sql.Conn
+	r           *sql.DB // read-only pool
+	ckpt        *sql.DB // the checkpointer's connection
+	wstmts      *stmtCache
+	rstmts      *stmtCache
+	known       known // what the writer knows between transactions (known.go)
+	pendingRows int   // rows in index_pending as the writer counts them (pending.go)
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
 	closed    <-chan struct{} // closed by Close

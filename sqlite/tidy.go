@@ -23,11 +23,11 @@ const (
 
 var ftsTables = []string{"records_fts", "records_tri"}
 
-// mergeStep moves the pending trigrams into their index, then runs one
+// mergeStep moves the pending records into the indexes, then runs one
 // merge step on each FTS5 table, and reports whether any of it did
 // something.
 func (t *txn) mergeStep(ctx context.Context) (bool, error) {
-	did, err := t.flushTrigrams(ctx)
+	did, err := t.flushPending(ctx)
 	if err != nil {
 		return false, err
 	}

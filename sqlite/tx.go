@@ -20,12 +20,10 @@ type txn struct {
 	ro    bool
 	stmts *stmtCache
 	known *known // what the writer knows (known.go); nil outside the writer
-	// pending counts the writer's tri_pending rows (trigrams.go); nil
+	// pending counts the writer's index_pending rows (pending.go); nil
 	// outside the writer.
 	pending *int
-	// search queues search rows while a batch runs (search_queue.go).
-	search *searchQueue
-	local  map[string]*sql.Stmt // statements prepared in this transaction
+	local   map[string]*sql.Stmt // statements prepared in this transaction
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
@@ -151,15 +149,12 @@ func (t *txn) insertEdges(ctx context.Context, rid int64, r *custody.Record) err
 	return nil
 }
 
-// index writes a record's search rows.
+// index queues a record for the search and trigram indexes (pending.go).
 func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if r.Erased {
 		return nil
 	}
-	if err := t.addSearch(ctx, rid, r.Body, r.Key); err != nil {
-		return err
-	}
-	return t.addTrigrams(ctx, rid, custody.GateText(r.Body, r.Key))
+	return t.addPending(ctx, rid, r)
 }
 
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
@@ -178,10 +173,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return err
 	}
 	if r.Erased && !wasErased {
-		if err := t.dropSearch(ctx, rid); err != nil {
-			return err
-		}
-		if err := t.dropTrigrams(ctx, rid); err != nil {
+		if err := t.unindex(ctx, rid); err != nil {
 			return err
 		}
 	}
@@ -313,7 +305,7 @@ func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([
 	if len([]rune(text)) < 3 || strings.ContainsRune(text, 0) {
 		return nil, nil // trigram needs 3 characters; no record holds a NUL
 	}
-	// tri_pending holds text lowercased as records_tri folds it: instr on
+	// index_pending holds text lowercased as records_tri folds it: instr on
 	// the lowercased text is the trigram index's case-insensitive
 	// substring test.
 	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
@@ -321,7 +313,7 @@ func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([
 	// from walking the tenant's records to test each against the matches.)
 	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
    SELECT rowid AS rid FROM records_tri WHERE records_tri MATCH ?
-   UNION ALL SELECT rid FROM tri_pending WHERE instr(norm, ?) > 0) m
+   UNION ALL SELECT rid FROM index_pending WHERE instr(norm, ?) > 0) m
  CROSS JOIN records r ON r.rid = m.rid WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, strings.ToLower(text), tenant, limit)
 }
 

@@ -79,22 +79,17 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(unavailable(err))
 		return
 	}
-	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.triRows}
+	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.pendingRows}
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
 	alone := len(batch) == 1
-	if !alone {
-		t.search = &searchQueue{}
-	}
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		mark := 0
 		if !alone {
-			mark = t.search.mark()
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 				tx.Rollback()
 				s.known.forget()
@@ -115,7 +110,6 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 				finish(nil)
 				return
 			}
-			t.search.rollback(mark)
 		}
 		if !alone {
 			if err := t.exec(ctx, "RELEASE w"); err != nil {
@@ -125,22 +119,16 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			}
 		}
 	}
-	if t.search != nil {
-		if err := t.flushSearch(ctx); err != nil {
-			s.abort(tx, errs, fmt.Errorf("indexing the batch for search: %w", err))
-			finish(nil)
-			return
-		}
-	}
-	if s.triRows >= triFlushRows {
-		if _, err := t.flushTrigrams(ctx); err != nil {
-			s.abort(tx, errs, fmt.Errorf("moving pending trigrams: %w", err))
+	if s.pendingRows >= pendingFlushRows {
+		if _, err := t.flushPending(ctx); err != nil {
+			s.abort(tx, errs, fmt.Errorf("moving pending records into the search indexes: %w", err))
 			finish(nil)
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		s.known.forget()
+		s.pendingRows = pendingFlushRows
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = unavailable(err)
@@ -183,6 +171,7 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
 	tx.Rollback()
 	s.known.forget()
+	s.pendingRows = pendingFlushRows // a move it made is undone: move at the next commit
 	for j := range errs {
 		errs[j] = unavailable(err)
 	}

@@ -4,25 +4,27 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/sqlite"
 )
 
-func pendingTrigrams(t *testing.T, st *sqlite.Store) int {
+// pendingRows counts the records waiting for the search indexes.
+func pendingRows(t *testing.T, st *sqlite.Store) int {
 	t.Helper()
 	var n int
-	if err := st.DB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM tri_pending`).Scan(&n); err != nil {
+	if err := st.DB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM index_pending`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-// The gate finds a value in a record whose trigrams are still pending
-// exactly as in one whose trigrams are indexed, and an erased record in
-// neither; a batch that fills tri_pending moves it into the index.
-func TestPendingTrigrams(t *testing.T) {
+// The gate finds a value in a record that is still pending exactly as in
+// one that is indexed, and an erased record in neither; a batch that fills
+// index_pending moves it into the indexes.
+func TestPendingRecords(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
 	rev := reviewer(t, svc)
@@ -53,12 +55,12 @@ func TestPendingTrigrams(t *testing.T) {
 	if err := st.Tidy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := pendingTrigrams(t, st); n != 0 {
+	if n := pendingRows(t, st); n != 0 {
 		t.Fatalf("%d rows pending after tidying, want 0", n)
 	}
 	fresh := remember("the new IBAN is de89370400449 for rent")
 	freshErased := remember("new card 4111 2222 3333")
-	if n := pendingTrigrams(t, st); n != 2 {
+	if n := pendingRows(t, st); n != 2 {
 		t.Fatalf("%d rows pending after two writes, want 2", n)
 	}
 	both := []string{old, fresh}
@@ -76,7 +78,7 @@ func TestPendingTrigrams(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := pendingTrigrams(t, st); n != 1 {
+	if n := pendingRows(t, st); n != 1 {
 		t.Errorf("%d rows pending after erasing one, want 1", n)
 	}
 	if got := mentioning("411122223333"); len(got) != 0 {
@@ -92,7 +94,7 @@ func TestPendingTrigrams(t *testing.T) {
 		t.Errorf("mentioning erased records after the move = %v, want none", got)
 	}
 
-	// One batch that fills tri_pending commits with it moved.
+	// One batch that fills index_pending commits with it moved.
 	err := st.Update(ctx, func(tx custody.Tx) error {
 		for i := range 300 {
 			r := &custody.Record{ID: fmt.Sprintf("01JBATCH%018d", i), Tenant: "acme", Owner: "alice", Namespace: "n",
@@ -107,7 +109,7 @@ func TestPendingTrigrams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := pendingTrigrams(t, st); n != 0 {
+	if n := pendingRows(t, st); n != 0 {
 		t.Errorf("%d rows pending after a batch of 300, want 0", n)
 	}
 	if got := mentioning("zz0299"); len(got) != 1 {
@@ -115,21 +117,26 @@ func TestPendingTrigrams(t *testing.T) {
 	}
 }
 
-// Verify checks the gate's pending trigram rows as it checks the indexed
-// ones: a pending row deleted or rewritten is found, and the untouched
-// store passes.
-func TestVerifyChecksPendingTrigrams(t *testing.T) {
+// Verify checks the pending rows as it checks the indexed ones: a pending
+// row deleted, rewritten, left without its record or beside the record's
+// own index rows is found, and the untouched store passes.
+func TestVerifyChecksPendingRecords(t *testing.T) {
 	ctx := t.Context()
 	for _, tc := range []struct{ name, sql, want string }{
-		{"deleted", `DELETE FROM tri_pending`, "no row in the gate's trigram index"},
-		{"rewritten", `UPDATE tri_pending SET norm = 'acct1042 '`, "not its own"},
+		{"deleted", `DELETE FROM index_pending`, "no row in the search index"},
+		{"rewritten", `UPDATE index_pending SET norm = 'acct1042 '`, "not its own"},
+		{"orphaned", `UPDATE index_pending SET rid = rid + 100`, "a row waits for the indexes, but no live record is there"},
+		{"also searched", `INSERT INTO records_fts (rowid, body, key) SELECT p.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid`,
+			"already has a row in the search index"},
+		{"also trigrams", `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM index_pending`,
+			"already has a row in the gate's trigram index"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
 			if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "pay ACCT-7777", Channel: "user"}); err != nil {
 				t.Fatal(err)
 			}
-			if n := pendingTrigrams(t, st); n != 1 {
+			if n := pendingRows(t, st); n != 1 {
 				t.Fatalf("%d rows pending; want 1", n)
 			}
 			if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
@@ -143,5 +150,41 @@ func TestVerifyChecksPendingTrigrams(t *testing.T) {
 				t.Fatalf("verify = %v; want a difference saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A search finds every record whose write returned before it began,
+// pending or not, while other writers keep adding pending rows: each
+// writer searches for the word it has just written.
+func TestSearchFindsWhatWasWritten(t *testing.T) {
+	ctx := t.Context()
+	st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				word := fmt.Sprintf("w%dx%d", g, i)
+				d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "note " + word, Channel: "user"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: word})
+				if err != nil || len(hits) != 1 || hits[0].Record.ID != d.ID {
+					t.Errorf("search for %s just written = %d hits, %v", word, len(hits), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: "note", Limit: custody.MaxSearchLimit})
+	if err != nil || len(hits) != custody.MaxSearchLimit {
+		t.Errorf("search for the 160 notes = %d hits, %v; want the most a search returns, %d", len(hits), err, custody.MaxSearchLimit)
+	}
+	if n := pendingRows(t, st); n != 0 {
+		t.Errorf("%d records pending after a search with no write since; want 0", n)
 	}
 }

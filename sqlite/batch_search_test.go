@@ -16,7 +16,8 @@ import (
 // writes had committed one by one: a write that fails leaves no search row,
 // a record erased in the batch is not found, whether it was written in the
 // batch or before it, and an erasure that rolls back leaves the record
-// found.
+// found. The first search after the batch finds its records, which were
+// pending until then.
 func TestBatchSearchRows(t *testing.T) {
 	ctx := t.Context()
 	st, err := sqlite.OpenUntidied(ctx, filepath.Join(t.TempDir(), "c.db"))
@@ -52,6 +53,9 @@ func TestBatchSearchRows(t *testing.T) {
 	if errs := sqlite.CommitBatch(ctx, st, insert(before), insert(beforeKept)); errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
+	if err := st.Tidy(ctx); err != nil { // before and beforeKept are indexed, not pending
+		t.Fatal(err)
+	}
 	kept, failed, inAndOut := rec("charlie"), rec("delta"), rec("echo")
 	errs := sqlite.CommitBatch(ctx, st,
 		insert(kept),
@@ -73,6 +77,16 @@ func TestBatchSearchRows(t *testing.T) {
 		if i != 1 && i != 5 && err != nil {
 			t.Fatalf("write %d of the batch: %v", i, err)
 		}
+	}
+	if n := pendingRows(t, st); n != 1 {
+		t.Errorf("%d records pending after the batch; want the one written and kept", n)
+	}
+	hits, err := st.Search(ctx, custody.Scope{Tenant: "acme", Subject: "alice", Now: storetest.Start}, custody.SearchQuery{Text: "note", Limit: 10})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("search after the batch = %d hits, %v; want the two kept records", len(hits), err)
+	}
+	if n := pendingRows(t, st); n != 0 {
+		t.Errorf("%d records pending after a search; want none", n)
 	}
 	// The index itself, not retrieval, which would hide rows of retired or
 	// missing records.
@@ -113,9 +127,5 @@ func TestBatchSearchRows(t *testing.T) {
 		if got := indexed(c.word); !slices.Equal(got, c.want) {
 			t.Errorf("search rows for %q after the batch = %v, want %v", c.word, got, c.want)
 		}
-	}
-	hits, err := st.Search(ctx, custody.Scope{Tenant: "acme", Subject: "alice", Now: storetest.Start}, custody.SearchQuery{Text: "note", Limit: 10})
-	if err != nil || len(hits) != 2 {
-		t.Errorf("search after the batch = %d hits, %v; want the two kept records", len(hits), err)
 	}
 }
