@@ -18,6 +18,9 @@ type queryer interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
+// nodeSeq is the leaf whose append completed node id: log_nodes' key.
+func nodeSeq(id compact.NodeID) uint64 { return (id.Index+1)<<id.Level - 1 }
+
 // readNodes fetches node hashes in one query.
 func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, error) {
 	if len(ids) == 0 {
@@ -25,13 +28,13 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	}
 	var b strings.Builder
 	args := make([]any, 0, 2*len(ids))
-	b.WriteString(`SELECT level, idx, hash FROM log_nodes WHERE (level, idx) IN (VALUES `)
+	b.WriteString(`SELECT seq, level, hash FROM log_nodes WHERE (seq, level) IN (VALUES `)
 	for i, id := range ids {
 		if i > 0 {
 			b.WriteString(",")
 		}
 		b.WriteString("(?,?)")
-		args = append(args, id.Level, id.Index)
+		args = append(args, nodeSeq(id), id.Level)
 	}
 	b.WriteString(")")
 	rows, err := q.QueryContext(ctx, b.String(), args...)
@@ -41,13 +44,13 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	defer rows.Close()
 	got := make(map[compact.NodeID][]byte, len(ids))
 	for rows.Next() {
+		var seq uint64
 		var level uint
-		var idx uint64
 		var h []byte
-		if err := rows.Scan(&level, &idx, &h); err != nil {
+		if err := rows.Scan(&seq, &level, &h); err != nil {
 			return nil, err
 		}
-		got[compact.NewNodeID(level, idx)] = h
+		got[compact.NewNodeID(level, (seq+1)>>level-1)] = h
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -90,7 +93,7 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 		return 0, err
 	}
 	for _, n := range nodes {
-		if err := t.exec(ctx, `INSERT INTO log_nodes (level, idx, hash) VALUES (?,?,?)`, n.ID.Level, n.ID.Index, n.Hash); err != nil {
+		if err := t.exec(ctx, `INSERT INTO log_nodes (seq, level, hash) VALUES (?,?,?)`, nodeSeq(n.ID), n.ID.Level, n.Hash); err != nil {
 			return 0, err
 		}
 		rd.seen[n.ID] = n.Hash

@@ -17,7 +17,9 @@ import (
 // index_pending: a version 4 database's pending trigrams (whose records
 // are already in the search index) move into records_tri, and tri_pending
 // goes.
-const schemaVersion = 5
+// Version 6 keys log_nodes by the append that completed each node (see
+// schema.sql); the table is rebuilt.
+const schemaVersion = 6
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -26,7 +28,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -38,7 +40,8 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'head'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edges'),
  (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid'),
- (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending)
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending'),
+ (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx)
 	if err != nil {
 		return err
 	}
@@ -73,8 +76,20 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 5: %w", err)
 		}
 	}
+	if hasNodeIdx == 1 { // schema.sql creates the new log_nodes
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE log_nodes RENAME TO log_nodes_5`); err != nil {
+			return fmt.Errorf("migrating to schema 6: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
+	}
+	if hasNodeIdx == 1 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO log_nodes (seq, level, hash)
+ SELECT ((idx + 1) << level) - 1, level, hash FROM log_nodes_5 ORDER BY 1, 2;
+DROP TABLE log_nodes_5`); err != nil {
+			return fmt.Errorf("migrating to schema 6: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 		return err

@@ -1,4 +1,4 @@
--- custody SQLite schema, version 5 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 6 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -182,11 +182,16 @@ CREATE TABLE IF NOT EXISTS log_leaves (
   tenant TEXT NOT NULL,
   data   BLOB NOT NULL
 );
+-- A tree node (level, idx) is kept under the leaf whose append completed
+-- it, seq = ((idx + 1) << level) - 1, so the nodes of one append sit side
+-- by side at the end of the table: about one page per write, where a key
+-- of (level, idx) put each level's new node on a page of its own (2.8
+-- pages per write; schema 5 and before).
 CREATE TABLE IF NOT EXISTS log_nodes (
+  seq   INTEGER NOT NULL,
   level INTEGER NOT NULL,
-  idx   INTEGER NOT NULL,
   hash  BLOB NOT NULL,
-  PRIMARY KEY (level, idx)
+  PRIMARY KEY (seq, level)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checkpoints (
   size       INTEGER PRIMARY KEY,
