@@ -314,6 +314,30 @@ func BenchmarkSearch(b *testing.B) {
 	})
 }
 
+// BenchmarkSearchAfterWrite times a search that follows a write, as an
+// agent searching right after it remembers something: the write's record
+// waits for the search indexes, and the search moves it in first.
+func BenchmarkSearchAfterWrite(b *testing.B) {
+	e, alice := seeded(b, benchRecords(b))
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e.remember(alice, custody.Candidate{Namespace: "bench", Class: "episode", Body: body(i), Channel: "user"})
+		b.StartTimer()
+		t0 := time.Now()
+		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
+		if err != nil || len(hits) == 0 {
+			b.Fatal(err, len(hits))
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+}
+
 func BenchmarkGate(b *testing.B) {
 	e, alice := seeded(b, benchRecords(b))
 	if _, _, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "harness", Roles: []string{"agent"}, Channels: []string{"agent", "tool:email"}}); err != nil && !errors.Is(err, custody.ErrConflict) {
