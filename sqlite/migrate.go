@@ -18,8 +18,9 @@ import (
 // are already in the search index) move into records_tri, and tri_pending
 // goes.
 // Version 6 keys log_nodes by the append that completed each node (see
-// schema.sql); the table is rebuilt.
-const schemaVersion = 6
+// schema.sql); the table is rebuilt. Version 7 leaves owner-only records
+// out of records_aud_id, which is built again.
+const schemaVersion = 7
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -57,6 +58,11 @@ UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXIST
 		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_owner; DROP INDEX IF EXISTS records_aud; DROP INDEX IF EXISTS records_key;
 DROP INDEX IF EXISTS records_state`); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if v < 7 { // records_aud_id became partial: schema.sql builds it again
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_aud_id`); err != nil {
+			return fmt.Errorf("migrating to schema 7: %w", err)
 		}
 	}
 	if v < 3 { // records_waiting's condition changed (same rows)

@@ -423,3 +423,46 @@ func TestMigrateFromSchema5(t *testing.T) {
 		t.Errorf("verify after a write: %v", err)
 	}
 }
+
+// A schema 6 database's audience index, which held every record, is built
+// again without the owner-only ones; a list still finds the records shared
+// with the tenant, and only those, for a user who owns none of them.
+func TestMigrateFromSchema6(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	bob := actAs(t, svc, "bob", "user")
+	shared, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "shared", Channel: "user", Audience: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Approve(ctx, reviewer(t, svc), shared.ID); err != nil { // sharing with the tenant is reviewed
+		t.Fatal(err)
+	}
+	derive(t, svc, alice, "alice's own")
+	st.Close()
+	rewind(t, path, `DROP INDEX records_aud_id`, `CREATE INDEX records_aud_id ON records (tenant, audience, id)`, `PRAGMA user_version = 6`)
+
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 6 database: %v", err)
+	}
+	defer st.Close()
+	var def string
+	var n int
+	if err := st.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'records_aud_id'`).Scan(&def); err != nil || !strings.Contains(def, "WHERE audience != 'owner'") {
+		t.Errorf("records_aud_id after migration: %s (%v)", def, err)
+	}
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM records INDEXED BY records_aud_id WHERE tenant = 'acme' AND audience != 'owner'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("records_aud_id holds %d records (%v); want the shared one", n, err)
+	}
+	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	bob, _ = svc.Act(ctx, bob.Principal, "")
+	page, err := svc.List(ctx, bob, custody.ListInput{})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != shared.ID {
+		t.Errorf("bob's list after migration = %+v, %v; want only %s", page, err, shared.ID)
+	}
+}

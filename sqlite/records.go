@@ -154,9 +154,10 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 		args = append(args, a...)
 	}
 	add("records_owner_id", "r.owner = ?", sc.Subject)
-	add("records_aud_id", "r.audience = 'tenant'")
+	// records_aud_id is partial: its condition, spelled out, lets SQLite use it.
+	add("records_aud_id", "r.audience = 'tenant' AND r.audience != 'owner'")
 	for _, g := range sc.Groups {
-		add("records_aud_id", "r.audience = ?", "group:"+g)
+		add("records_aud_id", "r.audience = ? AND r.audience != 'owner'", "group:"+g)
 	}
 	q := `SELECT ` + recordCols + ` FROM records r WHERE r.rid IN (` + strings.Join(branches, " UNION ALL ") + `)
  ORDER BY r.id DESC LIMIT ?`

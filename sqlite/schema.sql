@@ -1,4 +1,4 @@
--- custody SQLite schema, version 6 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 7 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -59,8 +59,11 @@ CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
   WHERE state = 'pending' OR state = 'quarantined' OR state = 'pending_confirmation';
 -- List walks a subject's own records and each audience it can see, newest
 -- first. Neither index holds state, so a cascade does not rewrite them.
+-- records_aud_id holds only records shared beyond their owner (schema 7):
+-- the owner's walk finds the others, and the most common write, an
+-- owner-only record, leaves the index alone (a page fewer per write).
 CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);
-CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id);
+CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id) WHERE audience != 'owner';
 
 -- head is 1 on the newest admitted version of a key (keyless records: 0),
 -- so retrieval reads one column of the row instead of probing the key's
