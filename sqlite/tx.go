@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -139,16 +138,6 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	return t.insertEdges(ctx, rid, r)
 }
 
-// insertEdges writes the edges from r's parents to r, whose row is rid.
-func (t *txn) insertEdges(ctx context.Context, rid int64, r *custody.Record) error {
-	for _, e := range r.Parents {
-		if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight, child_rid) VALUES (?,?,?,?,?)`, r.Tenant, e.ID, r.ID, e.Weight, rid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // index queues a record for the search and trigram indexes (pending.go).
 func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 	if r.Erased {
@@ -185,105 +174,6 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return err
 	}
 	return t.insertEdges(ctx, rid, r)
-}
-
-func (t *txn) Children(ctx context.Context, tenant, id string) ([]string, error) {
-	rows, err := t.QueryContext(ctx, `SELECT child FROM edges WHERE parent = ? AND tenant = ? ORDER BY child`, id, tenant)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// Descendants walks the edges from id a generation at a time, each
-// descendant once, reading each with the row its edge names. Generations
-// are joined to the edges rather than tested with IN, which would copy each
-// into a temporary index, and one query reads edges and records: each row
-// read costs about as much in the driver as in SQLite. An edge whose row
-// holds another record, or none of the tenant's, fails the walk: a cascade
-// must not skip a descendant.
-func (t *txn) Descendants(ctx context.Context, tenant, id string) ([]custody.IDState, error) {
-	reached := map[string]bool{id: true}
-	var out []custody.IDState
-	for gen := []string{id}; len(gen) > 0; {
-		var next []string
-		err := t.scan(ctx, func(rows *sql.Rows) error {
-			var d custody.IDState
-			var state sql.NullString
-			var same bool
-			if err := rows.Scan(&d.ID, &d.Ref, &state, &same); err != nil {
-				return err
-			}
-			if !same {
-				return fmt.Errorf("sqlite: an edge names row %d for %s, a descendant of %s, but the row holds another record or none (run custody verify)", d.Ref, d.ID, id)
-			}
-			if !reached[d.ID] {
-				reached[d.ID] = true
-				d.State = custody.State(state.String)
-				out = append(out, d)
-				next = append(next, d.ID)
-			}
-			return nil
-		}, `SELECT e.child, e.child_rid, r.state, r.id IS e.child FROM json_each(?) g CROSS JOIN edges e ON e.parent = g.value
- LEFT JOIN records r ON r.rid = e.child_rid AND r.tenant = e.tenant WHERE e.tenant = ?`, jsonText(gen), tenant)
-		if err != nil {
-			return nil, err
-		}
-		gen = next
-	}
-	slices.SortFunc(out, func(a, b custody.IDState) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
-// scan runs query and calls fn on each row.
-func (t *txn) scan(ctx context.Context, fn func(*sql.Rows) error, query string, args ...any) error {
-	rows, err := t.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// SetStates updates by rowid the records that carry one, and by id the
-// others. The unary + keeps the planner on the id index: without
-// statistics it preferred scanning the tenant, once per batch of a cascade.
-func (t *txn) SetStates(ctx context.Context, tenant string, recs []custody.IDState, state custody.State, logIndex uint64, rc *custody.Receipt) error {
-	var rids []int64
-	var ids []string
-	for _, r := range recs {
-		if r.Ref != 0 {
-			rids = append(rids, r.Ref)
-		} else {
-			ids = append(ids, r.ID)
-		}
-	}
-	const set = `UPDATE records SET state = ?, log_index = ?, receipt = ? WHERE +tenant = ? AND `
-	// Of the rows' fields, only these two are the same on every row.
-	receipt := receiptText(rc, &custody.Record{State: state, LogIndex: logIndex}, "dl")
-	if len(rids) > 0 {
-		if err := t.exec(ctx, set+`rid IN (SELECT value FROM json_each(?))`, string(state), logIndex, receipt, tenant, jsonText(rids)); err != nil {
-			return err
-		}
-	}
-	if len(ids) > 0 {
-		return t.exec(ctx, set+`id IN (SELECT value FROM json_each(?))`, string(state), logIndex, receipt, tenant, jsonText(ids))
-	}
-	return nil
 }
 
 // InState reads records in the given states. The states are written into
