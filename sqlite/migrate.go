@@ -19,8 +19,9 @@ import (
 // goes.
 // Version 6 keys log_nodes by the append that completed each node (see
 // schema.sql); the table is rebuilt. Version 7 leaves owner-only records
-// out of records_aud_id, which is built again.
-const schemaVersion = 7
+// out of records_aud_id, which is built again. Version 8 leaves keyless
+// records out of records_ns_key, which is built again.
+const schemaVersion = 8
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -63,6 +64,11 @@ DROP INDEX IF EXISTS records_state`); err != nil {
 	if v < 7 { // records_aud_id became partial: schema.sql builds it again
 		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_aud_id`); err != nil {
 			return fmt.Errorf("migrating to schema 7: %w", err)
+		}
+	}
+	if v < 8 { // and records_ns_key
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_ns_key`); err != nil {
+			return fmt.Errorf("migrating to schema 8: %w", err)
 		}
 	}
 	if v < 3 { // records_waiting's condition changed (same rows)

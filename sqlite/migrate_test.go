@@ -466,3 +466,44 @@ func TestMigrateFromSchema6(t *testing.T) {
 		t.Errorf("bob's list after migration = %+v, %v; want only %s", page, err, shared.ID)
 	}
 }
+
+// A schema 7 database's key index, which held every record, is built again
+// with the keyed ones only; a key's versions are still found through it.
+func TestMigrateFromSchema7(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	var last string
+	for _, body := range []string{"blue", "green"} {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = d.ID
+	}
+	derive(t, svc, alice, "a keyless note")
+	st.Close()
+	rewind(t, path, `DROP INDEX records_ns_key`, `CREATE INDEX records_ns_key ON records (tenant, namespace, key, owner, version)`, `PRAGMA user_version = 7`)
+
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("opening a schema 7 database: %v", err)
+	}
+	defer st.Close()
+	var n int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM records INDEXED BY records_ns_key WHERE tenant = 'acme' AND key != ''`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("records_ns_key holds %d records (%v); want the two versions of the key", n, err)
+	}
+	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	alice, _ = svc.Act(ctx, alice.Principal, "")
+	if vs, err := svc.History(ctx, alice, last); err != nil || len(vs) != 2 {
+		t.Errorf("history of the key after migration = %d versions, %v; want 2", len(vs), err)
+	}
+	d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: "red", Channel: "user"})
+	if err != nil || d.Record.Version != 3 {
+		t.Errorf("a third version after migration = %+v, %v; want version 3", d, err)
+	}
+}

@@ -146,3 +146,42 @@ func plan(t *testing.T, st *sqlite.Store, q string) []string {
 	}
 	return out
 }
+
+// The statements that read a key's versions (a keyed write, history, a
+// list by key) seek through records_ns_key or records_head, which hold
+// keyed records only: a statement that lost its key != '' would scan.
+func TestKeyStatementsSeekByKey(t *testing.T) {
+	ctx := t.Context()
+	st, _, svc, alice := serviceAt(t, t.TempDir())
+	var last string
+	for _, body := range []string{"blue", "green"} {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = d.ID
+	}
+	if vs, err := svc.History(ctx, alice, last); err != nil || len(vs) != 2 {
+		t.Fatalf("history = %d versions, %v", len(vs), err)
+	}
+	if p, err := svc.List(ctx, alice, custody.ListInput{Namespace: "prefs", Key: "colour"}); err != nil || len(p.Items) != 1 || p.Items[0].Body != "green" {
+		t.Fatalf("list by key = %+v, %v", p, err)
+	}
+	if err := st.Update(ctx, func(custody.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, q := range sqlite.CachedQueries(st) {
+		if !strings.Contains(q, "key = ?") {
+			continue
+		}
+		checked++
+		p := strings.Join(plan(t, st, q), "; ")
+		if !strings.Contains(p, "records_ns_key") && !strings.Contains(p, "records_head") || strings.Contains(p, "SCAN r") || strings.Contains(p, "SCAN records") {
+			t.Errorf("a read by key does not seek through a key index: %s\n%s", p, q)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d statements read by key; the workload should run more", checked)
+	}
+}

@@ -142,7 +142,7 @@ func (s *Store) Get(ctx context.Context, sc custody.Scope, id string) (*custody.
 // without statistics the planner walked every record of the tenant.
 func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter) ([]*custody.Record, error) {
 	if f.Namespace != "" && f.Key != "" {
-		q, args := listBranch(sc, f, "records_ns_key", `(r.owner = ? OR r.audience = 'tenant'`+groupIn(len(sc.Groups))+`)`, audienceArgs(sc)...)
+		q, args := listBranch(sc, f, "records_ns_key", `r.key != '' AND (r.owner = ? OR r.audience = 'tenant'`+groupIn(len(sc.Groups))+`)`, audienceArgs(sc)...)
 		return queryRecords(ctx, s.reader(), `SELECT `+recordCols+` FROM records r WHERE r.rid IN (SELECT rid FROM (`+q+`))
  ORDER BY r.id DESC`, args...)
 	}

@@ -1,4 +1,4 @@
--- custody SQLite schema, version 7 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 8 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -45,14 +45,16 @@ CREATE TABLE IF NOT EXISTS records (
 );
 -- records_ns_key serves a key's versions (tenant, namespace, key, owner)
 -- and a list by namespace and key, whoever owns the records shared with the
--- subject. records_waiting serves the review queue, the sweep and
+-- subject. It holds keyed records only (schema 8), so a keyless write
+-- leaves it alone; every query through it says key != '' so that SQLite
+-- may use it. records_waiting serves the review queue, the sweep and
 -- re-evaluation: it holds only the states people wait on, so a cascade
 -- (admitted to suspended) rewrites no index entry. (Schema 1 had
 -- records_key on (tenant, owner, namespace, key, version), which a list by
 -- key could not use; (state, tenant, id) for every state; and (tenant,
 -- owner, state, id) and (tenant, audience, state, id), which no query
 -- used.)
-CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version);
+CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version) WHERE key != '';
 -- (Its condition is spelled with OR: SQLite evaluated an IN list for the
 -- old and the new row of every state change, a third of a cascade's cost.)
 CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
@@ -88,7 +90,7 @@ CREATE TRIGGER records_head_state AFTER UPDATE OF state ON records
 WHEN NEW.key != '' AND (OLD.state = 'admitted') != (NEW.state = 'admitted') BEGIN
   UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
   UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner
-    AND namespace = NEW.namespace AND key = NEW.key AND state = 'admitted' ORDER BY version DESC LIMIT 1);
+    AND namespace = NEW.namespace AND key = NEW.key AND key != '' AND state = 'admitted' ORDER BY version DESC LIMIT 1);
 END;
 
 -- Search: body and key, ranked by bm25. Eligibility (tenant, audience,

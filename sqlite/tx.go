@@ -105,13 +105,15 @@ func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*cust
 func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
 	var v int
 	err := t.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM records
- WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ?`, tenant, owner, ns, key).Scan(&v)
+ WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ? AND key != ''`, tenant, owner, ns, key).Scan(&v)
 	return v, err
 }
 
+// Versions and MaxVersion read keyed records only (a keyless record has
+// no versions): key != '' lets SQLite use records_ns_key.
 func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
 	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records r
- WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? ORDER BY r.version, r.id`, tenant, owner, ns, key)
+ WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.key != '' ORDER BY r.version, r.id`, tenant, owner, ns, key)
 }
 
 func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
