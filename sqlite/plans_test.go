@@ -149,7 +149,8 @@ func plan(t *testing.T, st *sqlite.Store, q string) []string {
 
 // The statements that read a key's versions (a keyed write, history, a
 // list by key) seek through records_ns_key or records_head, which hold
-// keyed records only: a statement that lost its key != ” would scan.
+// keyed records only: a statement that lost its test of a non-empty key
+// would scan.
 func TestKeyStatementsSeekByKey(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())

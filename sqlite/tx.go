@@ -110,7 +110,8 @@ func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (in
 }
 
 // Versions and MaxVersion read keyed records only (a keyless record has
-// no versions): key != ” lets SQLite use records_ns_key.
+// no versions): saying the key is not empty lets SQLite use
+// records_ns_key, which holds keyed records only.
 func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
 	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM records r
  WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.key != '' ORDER BY r.version, r.id`, tenant, owner, ns, key)
