@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 )
 
 // known is what the writer knows of the database between its own
@@ -34,7 +33,7 @@ func (k *known) forget() {
 // check reads the connection's data version in the transaction just begun
 // and forgets everything if another connection has committed since the
 // last check.
-func (k *known) check(ctx context.Context, tx *sql.Tx) error {
+func (k *known) check(ctx context.Context, tx queryer) error {
 	var v int64
 	if err := tx.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
 		k.forget()
