@@ -91,6 +91,42 @@ func rewind(t *testing.T, path string, stmts ...string) {
 	}
 }
 
+// reopen opens the database at path, of schema from, which migrates it.
+func reopen(t *testing.T, path string, from int) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("opening a schema %d database: %v", from, err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// serviceOver is a service over st with the server key.
+func serviceOver(t *testing.T, st *sqlite.Store, key *tlog.ServerKey) *custody.Service {
+	t.Helper()
+	svc, err := custody.New(st, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// colours has c write the preference prefs/colour once per body and
+// returns the last version's id.
+func colours(t *testing.T, svc *custody.Service, c *custody.Caller, bodies ...string) string {
+	t.Helper()
+	var last string
+	for _, body := range bodies {
+		d, err := svc.Remember(t.Context(), c, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
+		if err != nil || d.State != custody.StateAdmitted {
+			t.Fatalf("remember colour %s = %+v, %v", body, d, err)
+		}
+		last = d.ID
+	}
+	return last
+}
+
 // indexAll moves a closed database's pending records into both indexes
 // and drops index_pending, as schemas 1 and 2 indexed every write at once.
 var indexAll = []string{
@@ -130,11 +166,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		// Schema 1 had no edges_child and no pending rows: it indexed at once.
 		`DROP INDEX edges_child`, indexAll[0], indexAll[1], indexAll[2], `ALTER TABLE edges DROP COLUMN child_rid`)
 
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 1 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 1)
 	var v int
 	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
 		t.Fatalf("user_version after migration = %d, %v; want %d", v, err, sqlite.SchemaVersion)
@@ -147,10 +179,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('records_ns_key', 'records_waiting', 'records_owner_id', 'records_aud_id', 'records_head')`).Scan(&fresh); err != nil || fresh != 5 {
 		t.Errorf("%d of schema 2's 5 new indexes after migration (%v)", fresh, err)
 	}
-	svc, err = custody.New(st, key, custody.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	alice, _ = svc.Act(ctx, p, "")
 	page, err := svc.List(ctx, alice, custody.ListInput{Namespace: "prefs", Key: "colour"})
 	if err != nil || len(page.Items) != 1 || page.Items[0].ID != ids[1] {
@@ -216,14 +245,8 @@ func TestMigrateFromSchema2(t *testing.T) {
 		`CREATE INDEX records_waiting ON records (state, tenant, id) WHERE state IN ('pending', 'quarantined', 'pending_confirmation')`,
 		`ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 2`)
 
-	st, err = sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 2 database: %v", err)
-	}
-	defer st.Close()
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	st = reopen(t, path, 2)
+	svc = serviceOver(t, st, key)
 	var def string
 	if err := st.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'records_waiting'`).Scan(&def); err != nil {
 		t.Fatal(err)
@@ -271,19 +294,13 @@ func TestMigrateFromSchema3(t *testing.T) {
 	st.Close()
 	rewind(t, path, append(toSchema4, `ALTER TABLE edges DROP COLUMN child_rid`, `PRAGMA user_version = 3`)...)
 
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 3 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 3)
 	var unset int
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM edges e LEFT JOIN records r ON r.rid = e.child_rid
  WHERE r.id IS NOT e.child`).Scan(&unset); err != nil || unset != 0 {
 		t.Fatalf("%d edges name no row or another record's after migration (%v)", unset, err)
 	}
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	alice, _ = svc.Act(ctx, p, "")
 	d := derive(t, svc, alice, "written after the migration", c)
 	rev := reviewer(t, svc)
@@ -326,17 +343,11 @@ func TestMigrateFromSchema4(t *testing.T) {
 	}
 	rewindCheck.Close()
 
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 4 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 4)
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'tri_pending'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("tri_pending after migration: %d (%v)", n, err)
 	}
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	alice, _ = svc.Act(ctx, p, "")
 	after := derive(t, svc, alice, "after payee ACCT-1044")
 	hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: "payee", Limit: 10})
@@ -403,17 +414,11 @@ func TestMigrateFromSchema5(t *testing.T) {
 		`CREATE TABLE log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID`,
 		`INSERT INTO log_nodes SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes_6`, `DROP TABLE log_nodes_6`, `PRAGMA user_version = 5`)
 
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 5 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 5)
 	if after := nodes(st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes`); len(before) < 20 || !slices.Equal(after, before) {
 		t.Fatalf("tree nodes after migration:\n%v\nwant the %d before it:\n%v", after, len(before), before)
 	}
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
 		t.Fatalf("verify after migration: %v", err)
 	}
@@ -444,11 +449,7 @@ func TestMigrateFromSchema6(t *testing.T) {
 	st.Close()
 	rewind(t, path, `DROP INDEX records_aud_id`, `CREATE INDEX records_aud_id ON records (tenant, audience, id)`, `PRAGMA user_version = 6`)
 
-	st, err = sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 6 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 6)
 	var def string
 	var n int
 	if err := st.DB().QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'records_aud_id'`).Scan(&def); err != nil || !strings.Contains(def, "WHERE audience != 'owner'") {
@@ -457,9 +458,7 @@ func TestMigrateFromSchema6(t *testing.T) {
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM records INDEXED BY records_aud_id WHERE tenant = 'acme' AND audience != 'owner'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("records_aud_id holds %d records (%v); want the shared one", n, err)
 	}
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	bob, _ = svc.Act(ctx, bob.Principal, "")
 	page, err := svc.List(ctx, bob, custody.ListInput{})
 	if err != nil || len(page.Items) != 1 || page.Items[0].ID != shared.ID {
@@ -474,30 +473,17 @@ func TestMigrateFromSchema7(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
-	var last string
-	for _, body := range []string{"blue", "green"} {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = d.ID
-	}
+	last := colours(t, svc, alice, "blue", "green")
 	derive(t, svc, alice, "a keyless note")
 	st.Close()
 	rewind(t, path, `DROP INDEX records_ns_key`, `CREATE INDEX records_ns_key ON records (tenant, namespace, key, owner, version)`, `PRAGMA user_version = 7`)
 
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("opening a schema 7 database: %v", err)
-	}
-	defer st.Close()
+	st = reopen(t, path, 7)
 	var n int
 	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM records INDEXED BY records_ns_key WHERE tenant = 'acme' AND key != ''`).Scan(&n); err != nil || n != 2 {
 		t.Errorf("records_ns_key holds %d records (%v); want the two versions of the key", n, err)
 	}
-	if svc, err = custody.New(st, key, custody.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	svc = serviceOver(t, st, key)
 	alice, _ = svc.Act(ctx, alice.Principal, "")
 	if vs, err := svc.History(ctx, alice, last); err != nil || len(vs) != 2 {
 		t.Errorf("history of the key after migration = %d versions, %v; want 2", len(vs), err)

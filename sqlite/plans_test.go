@@ -154,14 +154,7 @@ func plan(t *testing.T, st *sqlite.Store, q string) []string {
 func TestKeyStatementsSeekByKey(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())
-	var last string
-	for _, body := range []string{"blue", "green"} {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "prefs", Key: "colour", Class: custody.ClassPreference, Body: body, Channel: "user"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = d.ID
-	}
+	last := colours(t, svc, alice, "blue", "green")
 	if vs, err := svc.History(ctx, alice, last); err != nil || len(vs) != 2 {
 		t.Fatalf("history = %d versions, %v", len(vs), err)
 	}
