@@ -10,7 +10,8 @@ import (
 )
 
 // The FTS5 indexes (search and the gate's trigrams) grow by one small
-// segment per commit, and FTS5 merges segments four at a time as it goes.
+// segment each time the writer moves the pending records into them
+// (pending.go), and FTS5 merges segments four at a time as it goes.
 // A lookup reads every segment, so the gate's trigram lookups ran twice as
 // fast once no level held more than one. The writer does that extra merging
 // when it is idle, in steps of tidyPages pages, so it never holds up a
