@@ -272,8 +272,8 @@ func retrievable(ctx context.Context, tx Tx, c *Caller, r *Record, now time.Time
 	if r.Key == "" {
 		return true, nil
 	}
-	cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
-	return err == nil && cur != nil && cur.ID == r.ID, err
+	cur, err := tx.CurrentID(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+	return err == nil && cur == r.ID, err
 }
 
 type argValue struct{ path, value string }

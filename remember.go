@@ -178,11 +178,11 @@ func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh
 	r.Audience = narrowAudience(r.Audience, lin.audience)
 	in.Authority, in.Audience = r.Authority, r.Audience
 	if r.Key != "" {
-		cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+		cur, err := tx.CurrentID(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
 		if err != nil {
 			return nil, err
 		}
-		in.Overwrite = cur != nil && cur.ID != r.ID
+		in.Overwrite = cur != "" && cur != r.ID
 		if fresh {
 			if r.Version, err = tx.MaxVersion(ctx, r.Tenant, r.Owner, r.Namespace, r.Key); err != nil {
 				return nil, err

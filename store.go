@@ -49,6 +49,9 @@ type Tx interface {
 	Record(ctx context.Context, tenant, id string) (*Record, error) // any state; ErrNotFound
 	// Current is the newest admitted version of a key, or nil.
 	Current(ctx context.Context, tenant, owner, namespace, key string) (*Record, error)
+	// CurrentID is the id of Current, or "": whether a write overwrites,
+	// or a record is the version in force, without reading the record.
+	CurrentID(ctx context.Context, tenant, owner, namespace, key string) (string, error)
 	MaxVersion(ctx context.Context, tenant, owner, namespace, key string) (int, error)
 	Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*Record, error)
 	InsertRecord(ctx context.Context, r *Record) error

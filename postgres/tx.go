@@ -63,6 +63,20 @@ func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*cust
 	return r, classify(err)
 }
 
+func (t *txn) CurrentID(ctx context.Context, tenant, owner, ns, key string) (string, error) {
+	if !storable(tenant, owner, ns, key) {
+		return "", nil
+	}
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT r.id FROM records r
+ WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = $3 AND r.key = $4 AND r.state = 'admitted'
+ ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, classify(err)
+}
+
 func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
 	if !storable(tenant, owner, ns, key) {
 		return 0, nil

@@ -102,6 +102,16 @@ func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*cust
 	return r, err
 }
 
+func (t *txn) CurrentID(ctx context.Context, tenant, owner, ns, key string) (string, error) {
+	var id string
+	err := t.QueryRowContext(ctx, `SELECT id FROM records
+ WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ? AND head = 1`, tenant, owner, ns, key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
 func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (int, error) {
 	var v int
 	err := t.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM records

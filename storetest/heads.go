@@ -146,6 +146,9 @@ func testVersionsOutOfOrder(t *testing.T, e *env) {
 			if err != nil || cur == nil || cur.ID != want {
 				t.Errorf("current = %v, %v; want %s", cur, err, want)
 			}
+			if id, err := tx.CurrentID(e.ctx, "oo", "alice", "n", "k"); id != want || err != nil {
+				t.Errorf("current id = %q, %v; want %s", id, err, want)
+			}
 			return nil
 		})
 	}

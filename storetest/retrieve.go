@@ -118,8 +118,14 @@ func testSuperseded(t *testing.T, e *env) {
 		if n, err := tx.MaxVersion(e.ctx, "acme", "alice", "prefs", "colour"); n != 3 || err != nil {
 			t.Errorf("max version = %d, %v; want 3", n, err)
 		}
+		if id, err := tx.CurrentID(e.ctx, "acme", "alice", "prefs", "colour"); id != v2.ID || err != nil {
+			t.Errorf("current id = %q, %v; want %s", id, err, v2.ID)
+		}
 		if cur, err := tx.Current(e.ctx, "acme", "alice", "prefs", "size"); cur != nil || err != nil {
 			t.Errorf("current of an unknown key = %v, %v; want nil, nil", cur, err)
+		}
+		if id, err := tx.CurrentID(e.ctx, "acme", "alice", "prefs", "size"); id != "" || err != nil {
+			t.Errorf("current id of an unknown key = %q, %v; want none", id, err)
 		}
 		if n, err := tx.MaxVersion(e.ctx, "acme", "alice", "prefs", "size"); n != 0 || err != nil {
 			t.Errorf("max version of an unknown key = %d, %v; want 0", n, err)
