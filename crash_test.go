@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,7 +51,7 @@ func TestCrashChild(t *testing.T) {
 	c, _ := svc.Act(ctx, p, "")
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
-		d, err := svc.Remember(ctx, c, custody.Candidate{Namespace: "crash", Class: "episode", Body: fmt.Sprintf("write %d", i), Channel: "user"})
+		d, err := svc.Remember(ctx, c, custody.Candidate{Namespace: "crash", Class: "episode", Body: fmt.Sprintf("write %d of %d", i, os.Getpid()), Channel: "user"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +123,18 @@ func TestCrashSafety(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+		// The last writes were likely still waiting for the search indexes
+		// when the writer died: search finds them all the same.
+		for _, id := range acked[max(0, len(acked)-3):] {
+			r, err := e2.svc.Get(e2.ctx, e2.act(mustPrincipal(t, e2, "acme", "alice"), ""), id)
+			if err != nil {
+				t.Fatalf("round %d: get %s: %v", round, id, err)
+			}
+			hits, err := e2.svc.Search(e2.ctx, e2.act(mustPrincipal(t, e2, "acme", "alice"), ""), custody.SearchInput{Query: r.Body, Limit: custody.MaxSearchLimit})
+			if err != nil || !slices.ContainsFunc(hits, func(h custody.Scored) bool { return h.Record.ID == id }) {
+				t.Fatalf("round %d: search for %q after the kill = %d hits, %v; want %s among them", round, r.Body, len(hits), err, id)
+			}
 		}
 		e2.store.Close()
 	}
