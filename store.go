@@ -168,3 +168,11 @@ type EdgeChecker interface {
 type IndexChecker interface {
 	MisindexedRecord(ctx context.Context) (id, what string, err error)
 }
+
+// Reindexer is implemented by a store that can rebuild every structure it
+// derives from the records for speed (the ones the checkers above check)
+// from the records alone, in one transaction. progress, if set, is told
+// how many records are done out of the total.
+type Reindexer interface {
+	Reindex(ctx context.Context, progress func(done, total uint64)) error
+}

@@ -26,6 +26,10 @@ type VerifyOptions struct {
 	Checkpoints [][]byte
 	// Progress, if set, is told how many leaves are done out of the total.
 	Progress func(done, total uint64)
+	// RecordsOnly leaves out the structures the store derives from the
+	// records for speed (head flags, lineage edges, text indexes): what
+	// Reindex checks before it rebuilds them from the records.
+	RecordsOnly bool
 }
 
 // VerifyReport says what Verify checked.
@@ -37,13 +41,22 @@ type VerifyReport struct {
 	Root        []byte
 }
 
-// Difference is the first disagreement Verify found.
-type Difference struct{ What string }
+// Difference is the first disagreement Verify found. Derived says it is
+// in a structure the store derives from the records for speed, with the
+// records themselves matching the log: Reindex rebuilds it.
+type Difference struct {
+	What    string
+	Derived bool
+}
 
 func (d *Difference) Error() string { return "verify: " + d.What }
 
 func differ(format string, args ...any) error {
 	return &Difference{What: fmt.Sprintf(format, args...)}
+}
+
+func differDerived(format string, args ...any) error {
+	return &Difference{What: fmt.Sprintf(format, args...), Derived: true}
 }
 
 // expected is a record's state as the log says it should be.
@@ -116,6 +129,11 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 	}
 	if err := s.compareState(ctx, keys, want, rep); err != nil {
 		return nil, err
+	}
+	if !opts.RecordsOnly {
+		if err := s.compareDerived(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }
@@ -305,33 +323,6 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 		if seen != len(want) {
 			return differ("the log names %d records but the store holds %d (a record row was deleted)", len(want), seen)
 		}
-		if hc, ok := tx.(HeadChecker); ok {
-			id, err := hc.MisflaggedHead(ctx)
-			if err != nil {
-				return err
-			}
-			if id != "" {
-				return differ("record %s: its newest-version flag disagrees with its key's versions, so retrieval would return the wrong version", id)
-			}
-		}
-		if ec, ok := tx.(EdgeChecker); ok {
-			id, err := ec.MisplacedEdge(ctx)
-			if err != nil {
-				return err
-			}
-			if id != "" {
-				return differ("record %s: its lineage edges disagree with its parents, so a quarantine could miss what was derived from them", id)
-			}
-		}
-		if ic, ok := tx.(IndexChecker); ok {
-			id, what, err := ic.MisindexedRecord(ctx)
-			if err != nil {
-				return err
-			}
-			if id != "" {
-				return differ("record %s: %s, so searches or the gate could miss it", id, what)
-			}
-		}
 		rep.Records = seen
 		ps, err := tx.Principals(ctx, "")
 		if err != nil {
@@ -343,6 +334,42 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 			}
 		}
 		rep.Principals = len(ps)
+		return nil
+	})
+}
+
+// compareDerived checks the structures the store derives from the records
+// for speed against the records, which compareState has found to match
+// the log.
+func (s *Service) compareDerived(ctx context.Context) error {
+	return s.store.View(ctx, func(tx Tx) error {
+		if hc, ok := tx.(HeadChecker); ok {
+			id, err := hc.MisflaggedHead(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differDerived("record %s: its newest-version flag disagrees with its key's versions, so retrieval would return the wrong version", id)
+			}
+		}
+		if ec, ok := tx.(EdgeChecker); ok {
+			id, err := ec.MisplacedEdge(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differDerived("record %s: its lineage edges disagree with its parents, so a quarantine could miss what was derived from them", id)
+			}
+		}
+		if ic, ok := tx.(IndexChecker); ok {
+			id, what, err := ic.MisindexedRecord(ctx)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				return differDerived("record %s: %s, so searches or the gate could miss it", id, what)
+			}
+		}
 		return nil
 	})
 }

@@ -85,3 +85,63 @@ func mustExec(t *testing.T, st *postgres.Store, q string, args ...any) {
 		t.Fatal(err)
 	}
 }
+
+// Reindex rebuilds edges and indexed text that verify reports as derived
+// differences; afterwards verify passes and the gate finds the memory
+// again. With a record rewritten it refuses and rebuilds nothing.
+func TestReindex(t *testing.T) {
+	st := openDSN(t, newDatabase(t))
+	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
+	ctx := t.Context()
+	alice := userOf(t, svc)
+	root, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "root", Channel: "user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "pay ACCT-7777", Channel: "user",
+		DerivedFrom: []custody.Edge{{ID: root.ID, Weight: 0.3}}}); err != nil {
+		t.Fatal(err)
+	}
+	mentions := func() int {
+		var n int
+		err := st.View(ctx, func(tx custody.Tx) error {
+			recs, err := tx.Mentioning(ctx, "acme", "acct7777", 10)
+			n = len(recs)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if mentions() != 1 {
+		t.Fatal("the gate does not find the payment note on an untouched store")
+	}
+	mustExec(t, st, `DELETE FROM edges`)
+	mustExec(t, st, `UPDATE records SET norm = 'nothing to see ', search = to_tsvector('simple', 'nothing')`)
+	_, err = svc.Verify(ctx, custody.VerifyOptions{})
+	var d *custody.Difference
+	if !errors.As(err, &d) || !d.Derived {
+		t.Fatalf("verify after the damage = %v; want a difference in a derived structure", err)
+	}
+	if mentions() != 0 {
+		t.Fatal("the damage hid nothing from the gate")
+	}
+	if _, err := svc.Reindex(ctx, custody.ReindexOptions{}); err != nil {
+		t.Fatalf("reindex: %v", err)
+	}
+	expectVerify(t, svc, "")
+	if mentions() != 1 {
+		t.Error("the gate does not find the payment note after the reindex")
+	}
+
+	mustExec(t, st, `DELETE FROM edges`)
+	mustExec(t, st, `UPDATE records SET body = 'pay ACCT-1042' WHERE body = 'pay ACCT-7777'`)
+	if _, err := svc.Reindex(ctx, custody.ReindexOptions{}); !errors.Is(err, custody.ErrRecordsDiffer) {
+		t.Fatalf("reindex over a rewritten record = %v; want ErrRecordsDiffer", err)
+	}
+	var n int
+	if err := st.Pool().QueryRow(ctx, `SELECT COUNT(*) FROM edges`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d edges after the refused reindex (%v); want none rebuilt", n, err)
+	}
+}

@@ -49,9 +49,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	}
 	if hasRecords == 1 && hasHead == 0 {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE records ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
-UPDATE records SET head = 1 WHERE key != '' AND state = 'admitted' AND NOT EXISTS (SELECT 1 FROM records n
- WHERE n.tenant = records.tenant AND n.owner = records.owner AND n.namespace = records.namespace AND n.key = records.key AND n.key != ''
-   AND n.version > records.version AND n.state = 'admitted')`); err != nil {
+UPDATE records SET head = 1 WHERE `+isHead("records")); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
 		}
 	}

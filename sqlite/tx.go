@@ -475,9 +475,7 @@ func (t *txn) MisplacedEdge(ctx context.Context) (string, error) {
 // versions ("" if none).
 func (t *txn) MisflaggedHead(ctx context.Context) (string, error) {
 	var id string
-	err := t.QueryRowContext(ctx, `SELECT r.id FROM records r WHERE r.head != (r.key != '' AND r.state = 'admitted'
- AND NOT EXISTS (SELECT 1 FROM records n WHERE n.tenant = r.tenant AND n.owner = r.owner AND n.namespace = r.namespace
-   AND n.key = r.key AND n.key != '' AND n.version > r.version AND n.state = 'admitted')) LIMIT 1`).Scan(&id)
+	err := t.QueryRowContext(ctx, `SELECT r.id FROM records r WHERE r.head != `+isHead("r")+` LIMIT 1`).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

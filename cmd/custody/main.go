@@ -1,5 +1,6 @@
 // Command custody is the custody memory server and its tools: the server
-// (serve, mcp), offline store tools (principal, verify, export, restore),
+// (serve, mcp), offline store tools (principal, verify, reindex, export,
+// restore),
 // clients of a running server (remember, recall, search, review, lineage,
 // gate), the payee-poisoning demo and the benchmarks.
 package main
@@ -27,6 +28,7 @@ var verbs = map[string]verb{
 	"principal": {"manage principals: principal add --tenant T --name N --role R", runPrincipal},
 	"demo":      {"play the payee-poisoning story end to end on a throwaway store", runDemo},
 	"verify":    {"check that the store and its signed log agree", runVerify},
+	"reindex":   {"rebuild the indexes and lineage edges from the records, once they verify", runReindex},
 	"remember":  {"submit a memory to a running server", runRemember},
 	"recall":    {"get a memory by id, or list memories", runRecall},
 	"search":    {"search memories", runSearch},

@@ -28,23 +28,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if _, err := os.Stat(sf.db); err != nil && sf.postgres == "" {
-		return fmt.Errorf("no store at %s: %w", sf.db, err)
-	}
-	var notes [][]byte
-	own, err := custody.ReadCheckpointFile(sf.checkpointPath())
+	notes, err := checkpointsOf(sf, cps)
 	if err != nil {
 		return err
-	}
-	if own != nil {
-		notes = append(notes, own)
-	}
-	for _, f := range cps {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("reading checkpoint: %w", err)
-		}
-		notes = append(notes, b)
 	}
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
@@ -55,8 +41,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()
 	var d *custody.Difference
+	if errors.As(err, &d) && d.Derived {
+		return fmt.Errorf("the store and its log disagree: %s\n(the records match their log, but what the store derives from them for speed was changed outside custody: run custody reindex, with the same store flags, to rebuild it from the records)", d.What)
+	}
 	if errors.As(err, &d) {
-		return fmt.Errorf("the store and its log disagree: %s\n(the database was changed outside custody: compare it with a snapshot or a backup, and restore one taken before the change)", d.What)
+		return fmt.Errorf("the store and its log disagree: %s\n%s", d.What, restoreAdvice)
 	}
 	if err != nil {
 		return err
@@ -64,4 +53,31 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "ok: %d log entries, %d records, %d principals and %d checkpoints agree; root %s\n",
 		rep.Entries, rep.Records, rep.Principals, rep.Checkpoints, base64.StdEncoding.EncodeToString(rep.Root))
 	return nil
+}
+
+// restoreAdvice is what to do when the records or the log were changed.
+const restoreAdvice = "(the database was changed outside custody: compare it with a snapshot or a backup, and restore one taken before the change)"
+
+// checkpointsOf is the store's own saved checkpoint, if any, and the
+// checkpoint files named on the command line.
+func checkpointsOf(sf storeFlags, files []string) ([][]byte, error) {
+	if _, err := os.Stat(sf.db); err != nil && sf.postgres == "" {
+		return nil, fmt.Errorf("no store at %s: %w", sf.db, err)
+	}
+	var notes [][]byte
+	own, err := custody.ReadCheckpointFile(sf.checkpointPath())
+	if err != nil {
+		return nil, err
+	}
+	if own != nil {
+		notes = append(notes, own)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading checkpoint: %w", err)
+		}
+		notes = append(notes, b)
+	}
+	return notes, nil
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	custody "github.com/custody-mem/custody"
+)
+
+func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("reindex", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	var cps multiFlag
+	fs.Var(&cps, "checkpoint", "a signed checkpoint `file` saved earlier; the log must be consistent with it (repeat for several)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: custody reindex [--db FILE] [--checkpoint FILE]...\n\n"+
+			"Rebuilds what the store derives from the records for speed (the newest-version flags, the lineage\n"+
+			"edges, the search and gate indexes) from the records, after checking, as verify does, that the\n"+
+			"records and the log agree; then verifies the whole store. It is the remedy for a difference verify\n"+
+			"says is in those structures. When the records themselves disagree with the log it rebuilds nothing.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	notes, err := checkpointsOf(sf, cps)
+	if err != nil {
+		return err
+	}
+	svc, st, err := sf.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	step := "verifying"
+	p := newProgress(stderr, step)
+	rep, err := svc.Reindex(ctx, custody.ReindexOptions{Checkpoints: notes, Progress: func(name string, done, total uint64) {
+		if name != step {
+			p.done()
+			p, step = newProgress(stderr, name), name
+		}
+		p.update(done, total)
+	}})
+	p.done()
+	if errors.Is(err, custody.ErrRecordsDiffer) {
+		return fmt.Errorf("nothing was rebuilt: %v\n%s", err, restoreAdvice)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "ok: rebuilt the indexes and lineage edges of %d records; %d log entries, %d principals and %d checkpoints agree\n",
+		rep.Records, rep.Entries, rep.Principals, rep.Checkpoints)
+	return nil
+}

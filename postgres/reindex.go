@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// Reindex rebuilds, in one transaction, what the store derives from the
+// records: the lineage edges, and each record's gate text and search
+// vector (rewritten only where they differ).
+func (s *Store) Reindex(ctx context.Context, progress func(done, total uint64)) error {
+	return s.Update(ctx, func(tx custody.Tx) error { return tx.(*txn).reindex(ctx, progress) })
+}
+
+func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) error {
+	if err := t.exec(ctx, `DELETE FROM edges`); err != nil {
+		return err
+	}
+	if err := t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight)
+ SELECT r.tenant, p ->> 'id', r.id, (p ->> 'weight')::double precision FROM records r, jsonb_array_elements(r.parents::jsonb) p`); err != nil {
+		return err
+	}
+	var total uint64
+	if err := t.tx.QueryRow(ctx, `SELECT COUNT(*) FROM records`).Scan(&total); err != nil {
+		return classify(err)
+	}
+	var done uint64
+	for after := ""; ; {
+		rows, err := t.tx.Query(ctx, `SELECT id, body, key, erased FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
+		if err != nil {
+			return classify(err)
+		}
+		var ids, norms, docs []string
+		for rows.Next() {
+			var r custody.Record
+			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Erased); err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			ids, norms, docs = append(ids, r.ID), append(norms, normText(&r)), append(docs, documentText(&r))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		if err := t.exec(ctx, `UPDATE records r SET norm = x.norm, search = to_tsvector('simple', x.doc)
+ FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, norm, doc)
+ WHERE r.id = x.id AND (r.norm <> x.norm OR r.search <> to_tsvector('simple', x.doc))`, ids, norms, docs); err != nil {
+			return err
+		}
+		done += uint64(len(ids))
+		if progress != nil {
+			progress(done, total)
+		}
+		if len(ids) < scanPage {
+			return nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+var _ custody.Reindexer = (*Store)(nil)
