@@ -19,8 +19,8 @@ import (
 //     record written before it.
 //
 // The gate does not wait: it scans index_pending beside records_tri (instr
-// on the same normalised text, the same substring test), so the rows it
-// scans so are bounded by pendingFlushRows.
+// on the same normalised text, the same substring test); pendingFlushRows
+// bounds the rows it scans that way.
 const pendingFlushRows = 256
 
 // The writer counts the rows it queues (Store.pendingRows) rather than
