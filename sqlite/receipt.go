@@ -81,6 +81,11 @@ func input(flag byte, name string, of func(*custody.Record) string) elision {
 // allFields lets a receipt leave out anything its row holds.
 const allFields = "dpaltPckKAusD"
 
+// updatedFields are the fields of a row that UpdateRecord writes with the
+// receipt: an update leaves out only those, whatever the record it is
+// given says of the others.
+const updatedFields = "dplAuD"
+
 // receiptText is rc as the row of r stores it, leaving out the fields
 // named in may that r holds. Only the fields of r that may names are read.
 func receiptText(rc *custody.Receipt, r *custody.Record, may string) string {

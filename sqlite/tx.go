@@ -170,7 +170,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
  parents = ?, erased = ?, receipt = ? WHERE rid = ?`,
 		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, parents, r.Erased,
-		receiptText(r.Receipt, r, allFields), rid)
+		receiptText(r.Receipt, r, updatedFields), rid)
 	if err != nil {
 		return err
 	}
