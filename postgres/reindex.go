@@ -26,38 +26,18 @@ func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) er
 		return classify(err)
 	}
 	var done uint64
-	for after := ""; ; {
-		rows, err := t.tx.Query(ctx, `SELECT id, body, key, erased FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
-		if err != nil {
-			return classify(err)
-		}
-		var ids, norms, docs []string
-		for rows.Next() {
-			var r custody.Record
-			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Erased); err != nil {
-				rows.Close()
-				return classify(err)
-			}
-			ids, norms, docs = append(ids, r.ID), append(norms, normText(&r)), append(docs, documentText(&r))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return classify(err)
-		}
+	return t.textPages(ctx, func(p textPage) (bool, error) {
 		if err := t.exec(ctx, `UPDATE records r SET norm = x.norm, search = to_tsvector('simple', x.doc)
  FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, norm, doc)
- WHERE r.id = x.id AND (r.norm <> x.norm OR r.search <> to_tsvector('simple', x.doc))`, ids, norms, docs); err != nil {
-			return err
+ WHERE r.id = x.id AND (r.norm <> x.norm OR r.search <> to_tsvector('simple', x.doc))`, p.ids, p.norms, p.docs); err != nil {
+			return true, err
 		}
-		done += uint64(len(ids))
+		done += uint64(len(p.ids))
 		if progress != nil {
 			progress(done, total)
 		}
-		if len(ids) < scanPage {
-			return nil
-		}
-		after = ids[len(ids)-1]
-	}
+		return false, nil
+	})
 }
 
 var _ custody.Reindexer = (*Store)(nil)

@@ -13,30 +13,18 @@ import (
 // Verify finds lineage edges that disagree with the records' parents
 // (the cascade walks the edges), and passes again once they agree.
 func TestVerifyLineageEdges(t *testing.T) {
-	st := openDSN(t, newDatabase(t))
-	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
-	ctx := t.Context()
-	alice := userOf(t, svc)
-	root, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "root", Channel: "user"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "other", Channel: "user"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "summary", Channel: "user",
-		DerivedFrom: []custody.Edge{{ID: root.ID, Weight: 0.3}}}); err != nil {
-		t.Fatal(err)
-	}
+	st, svc, alice := verifyStore(t)
+	root := remember(t, svc, alice, "root")
+	other := remember(t, svc, alice, "other")
+	remember(t, svc, alice, "summary", root)
 	expectVerify(t, svc, "")
 	mustExec(t, st, `UPDATE edges SET weight = 0.1`)
 	expectVerify(t, svc, "lineage edges")
 	mustExec(t, st, `UPDATE edges SET weight = 0.3`)
 	expectVerify(t, svc, "")
-	mustExec(t, st, `UPDATE edges SET parent = $1`, other.ID)
+	mustExec(t, st, `UPDATE edges SET parent = $1`, other)
 	expectVerify(t, svc, "lineage edges")
-	mustExec(t, st, `UPDATE edges SET parent = $1`, root.ID)
+	mustExec(t, st, `UPDATE edges SET parent = $1`, root)
 	expectVerify(t, svc, "")
 	mustExec(t, st, `DELETE FROM edges`)
 	expectVerify(t, svc, "lineage edges")
@@ -46,10 +34,8 @@ func TestVerifyLineageEdges(t *testing.T) {
 // behind its back (the gate would no longer find the memory), and passes
 // again once they are the record's own.
 func TestVerifyIndexedText(t *testing.T) {
-	st := openDSN(t, newDatabase(t))
-	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
+	st, svc, alice := verifyStore(t)
 	ctx := t.Context()
-	alice := userOf(t, svc)
 	if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "pay ACCT-7777", Channel: "user"}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +48,29 @@ func TestVerifyIndexedText(t *testing.T) {
 	expectVerify(t, svc, "search vector")
 	mustExec(t, st, `UPDATE records SET search = to_tsvector('simple', 'pay acct 7777')`)
 	expectVerify(t, svc, "")
+}
+
+// verifyStore is a fresh store on its own database, a service over it and
+// a user acting for herself.
+func verifyStore(t *testing.T) (*postgres.Store, *custody.Service, *custody.Caller) {
+	st := openDSN(t, newDatabase(t))
+	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
+	return st, svc, userOf(t, svc)
+}
+
+// remember has c remember an episode with body, derived from parents with
+// weight 0.3 (a strong edge), and returns its id; it must be admitted.
+func remember(t *testing.T, svc *custody.Service, c *custody.Caller, body string, parents ...string) string {
+	t.Helper()
+	in := custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: body, Channel: "user"}
+	for _, p := range parents {
+		in.DerivedFrom = append(in.DerivedFrom, custody.Edge{ID: p, Weight: 0.3})
+	}
+	d, err := svc.Remember(t.Context(), c, in)
+	if err != nil || d.State != custody.StateAdmitted {
+		t.Fatalf("remember %q = %+v, %v", body, d, err)
+	}
+	return d.ID
 }
 
 // expectVerify runs verify on svc: it must pass when want is "", and
@@ -90,18 +99,9 @@ func mustExec(t *testing.T, st *postgres.Store, q string, args ...any) {
 // differences; afterwards verify passes and the gate finds the memory
 // again. With a record rewritten it refuses and rebuilds nothing.
 func TestReindex(t *testing.T) {
-	st := openDSN(t, newDatabase(t))
-	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
+	st, svc, alice := verifyStore(t)
 	ctx := t.Context()
-	alice := userOf(t, svc)
-	root, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "root", Channel: "user"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "pay ACCT-7777", Channel: "user",
-		DerivedFrom: []custody.Edge{{ID: root.ID, Weight: 0.3}}}); err != nil {
-		t.Fatal(err)
-	}
+	remember(t, svc, alice, "pay ACCT-7777", remember(t, svc, alice, "root"))
 	mentions := func() int {
 		var n int
 		err := st.View(ctx, func(tx custody.Tx) error {
@@ -119,7 +119,7 @@ func TestReindex(t *testing.T) {
 	}
 	mustExec(t, st, `DELETE FROM edges`)
 	mustExec(t, st, `UPDATE records SET norm = 'nothing to see ', search = to_tsvector('simple', 'nothing')`)
-	_, err = svc.Verify(ctx, custody.VerifyOptions{})
+	_, err := svc.Verify(ctx, custody.VerifyOptions{})
 	var d *custody.Difference
 	if !errors.As(err, &d) || !d.Derived {
 		t.Fatalf("verify after the damage = %v; want a difference in a derived structure", err)

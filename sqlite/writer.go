@@ -74,12 +74,12 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			w.done <- errs[i]
 		}
 	}
-	tx, err := s.begin(ctx)
+	t, err := s.begin(ctx)
 	if err != nil {
 		finish(unavailable(err))
 		return
 	}
-	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.pendingRows}
+	tx := t.tx
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
@@ -138,12 +138,12 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 	finish(nil)
 }
 
-// begin starts a transaction on the writer's own connection and checks
+// begin starts the writer's transaction on its own connection and checks
 // what the writer knows (known.go). A connection database/sql has given up
 // on (one whose statement a cancelled request interrupted, say) is
 // replaced by a fresh one from the pool, and what the writer knew is
 // forgotten: another connection's data version says nothing of it.
-func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+func (s *Store) begin(ctx context.Context) (*txn, error) {
 	tx, err := s.wconn.BeginTx(ctx, nil)
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
 		s.wconn.Close()
@@ -159,17 +159,16 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Through the statement cache: preparing the pragma anew was a tenth
-	// of a write.
-	if err := s.known.check(ctx, &txn{tx: tx, stmts: s.wstmts}); err != nil {
+	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.pendingRows}
+	if err := s.known.check(ctx, t); err != nil {
 		tx.Rollback()
 		return nil, err
 	}
-	return tx, nil
+	return t, nil
 }
 
-// abort rolls back a batch whose savepoint handling or trigram move
-// failed: every write of it fails, whatever its own outcome.
+// abort rolls back a batch whose savepoint handling or move of the
+// pending records failed: every write of it fails, whatever its own outcome.
 func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
 	tx.Rollback()
 	s.known.forget()

@@ -15,8 +15,8 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
-	var cps multiFlag
-	fs.Var(&cps, "checkpoint", "a signed checkpoint `file` saved earlier; the log must be consistent with it (repeat for several)")
+	var cps checkpointFlags
+	cps.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody reindex [--db FILE] [--checkpoint FILE]...\n\n"+
 			"Rebuilds what the store derives from the records for speed (the newest-version flags, the lineage\n"+
@@ -28,7 +28,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	notes, err := checkpointsOf(sf, cps)
+	notes, err := cps.read(sf)
 	if err != nil {
 		return err
 	}

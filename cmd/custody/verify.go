@@ -17,8 +17,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
-	var cps multiFlag
-	fs.Var(&cps, "checkpoint", "a signed checkpoint `file` saved earlier; the log must be consistent with it (repeat for several)")
+	var cps checkpointFlags
+	cps.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody verify [--db FILE] [--checkpoint FILE]...\n\n"+
 			"Recomputes the Merkle tree from the log, checks every signature and checkpoint, replays the log\n"+
@@ -28,7 +28,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	notes, err := checkpointsOf(sf, cps)
+	notes, err := cps.read(sf)
 	if err != nil {
 		return err
 	}
@@ -58,9 +58,16 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // restoreAdvice is what to do when the records or the log were changed.
 const restoreAdvice = "(the database was changed outside custody: compare it with a snapshot or a backup, and restore one taken before the change)"
 
-// checkpointsOf is the store's own saved checkpoint, if any, and the
+// checkpointFlags are the --checkpoint files of verify and reindex.
+type checkpointFlags struct{ files multiFlag }
+
+func (c *checkpointFlags) register(fs *flag.FlagSet) {
+	fs.Var(&c.files, "checkpoint", "a signed checkpoint `file` saved earlier; the log must be consistent with it (repeat for several)")
+}
+
+// read returns the store's own saved checkpoint, if any, and the
 // checkpoint files named on the command line.
-func checkpointsOf(sf storeFlags, files []string) ([][]byte, error) {
+func (c *checkpointFlags) read(sf storeFlags) ([][]byte, error) {
 	if _, err := os.Stat(sf.db); err != nil && sf.postgres == "" {
 		return nil, fmt.Errorf("no store at %s: %w", sf.db, err)
 	}
@@ -72,7 +79,7 @@ func checkpointsOf(sf storeFlags, files []string) ([][]byte, error) {
 	if own != nil {
 		notes = append(notes, own)
 	}
-	for _, f := range files {
+	for _, f := range c.files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("reading checkpoint: %w", err)
