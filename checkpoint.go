@@ -120,8 +120,9 @@ func (s *Service) ConsistencyProof(ctx context.Context, from, to uint64) ([][]by
 	return tlog.ConsistencyProof(ctx, s.store, from, to)
 }
 
-// LogEntryView is one log entry as a tenant sees it: its own entries in
-// full; other tenants' entries only as the hash of the leaf (proof material).
+// LogEntryView is one log entry as a caller sees it: the entries it may
+// read (see entryReader) in full; every other entry, of its tenant or
+// another, only as the hash of the leaf (proof material).
 type LogEntryView struct {
 	Index    uint64      `json:"index"`
 	Leaf     string      `json:"leaf,omitempty"` // base64 of the exact leaf bytes
@@ -132,8 +133,8 @@ type LogEntryView struct {
 // MaxLogEntries bounds one entries page.
 const MaxLogEntries = 1000
 
-// LogEntries returns the entries in [start, end) as the caller's tenant may
-// see them.
+// LogEntries returns the entries in [start, end) as the caller may see
+// them.
 func (s *Service) LogEntries(ctx context.Context, c *Caller, start, end uint64) ([]LogEntryView, error) {
 	if end <= start {
 		return nil, invalid("end", "end must be greater than start")
@@ -145,13 +146,21 @@ func (s *Service) LogEntries(ctx context.Context, c *Caller, start, end uint64) 
 	if err != nil {
 		return nil, err
 	}
+	er := s.entryReader(c)
 	out := make([]LogEntryView, 0, len(leaves))
 	for _, l := range leaves {
 		v := LogEntryView{Index: l.Index, LeafHash: base64.StdEncoding.EncodeToString(tlog.LeafHash(l.Data))}
 		if l.Tenant == c.Tenant() {
-			v.Leaf = base64.StdEncoding.EncodeToString(l.Data)
-			if v.Entry, err = tlog.ParseLeaf(l.Data); err != nil {
+			e, err := tlog.ParseLeaf(l.Data)
+			if err != nil {
 				return nil, fmt.Errorf("log entry %d: %w", l.Index, err)
+			}
+			ok, err := er.readable(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				v.Leaf, v.Entry = base64.StdEncoding.EncodeToString(l.Data), e
 			}
 		}
 		out = append(out, v)

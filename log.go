@@ -3,6 +3,8 @@ package custody
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"strconv"
@@ -63,23 +65,50 @@ func (s *Service) principalKey(ctx context.Context, tx Tx, p *Principal) (ed2551
 	return k, nil
 }
 
-// BodyHash is the SHA-256 of a record body, as the log keeps it.
-func BodyHash(body string) []byte {
-	h := sha256.Sum256([]byte(body))
-	return h[:]
+// SaltSize is the length in bytes of a record's body salt.
+const SaltSize = 32
+
+// BodyHash is what the log keeps of a record body: HMAC-SHA256 of the body
+// keyed with the record's salt, a random secret kept with the record and
+// never in the log, so a body cannot be recovered from the log by hashing
+// guesses, however short it is. A record written before salts (SQLite
+// schema 8, PostgreSQL migration 2 and earlier) has an empty salt and keeps
+// the plain SHA-256 of its body, which still verifies.
+func BodyHash(salt []byte, body string) []byte {
+	if len(salt) == 0 {
+		h := sha256.Sum256([]byte(body))
+		return h[:]
+	}
+	m := hmac.New(sha256.New, salt)
+	m.Write([]byte(body))
+	return m.Sum(nil)
+}
+
+// newSalt returns a fresh random body salt.
+func newSalt() []byte {
+	b := make([]byte, SaltSize)
+	rand.Read(b)
+	return b
 }
 
 // recordEntry is the log entry of a transition of r. It carries every field
-// of the record except the body (only its hash), so that verify can replay
-// the log into the expected state of every record.
+// of the record except the body (only its salted hash, see BodyHash), so
+// that verify can replay the log into the expected state of every record.
+// A record's first entry in this log (its admission, a rebuild's new
+// version, a restore) gives it a fresh salt unless it brings one (a
+// restored record keeps the salt its snapshot carries); this is the one
+// place salts are made.
 func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
+	if prev == "" && len(r.Salt) == 0 && !r.Erased {
+		r.Salt = newSalt()
+	}
 	parents := make([]string, len(r.Parents))
 	for i, p := range r.Parents {
 		parents[i] = p.ID + "=" + strconv.FormatFloat(p.Weight, 'g', -1, 64)
 	}
 	var bodyHash []byte // an erased body keeps only the hash of its admission entry
 	if !r.Erased {
-		bodyHash = BodyHash(r.Body)
+		bodyHash = BodyHash(r.Salt, r.Body)
 	}
 	return &tlog.Entry{
 		Tenant: r.Tenant, RecordID: r.ID, Transition: transition,

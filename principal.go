@@ -16,6 +16,10 @@ const (
 	RoleReviewer    = "reviewer"
 	RolePolicyOwner = "policy_owner"
 	RoleAdmin       = "admin"
+	// RoleAuditor reads every log entry of its tenant in full (as an admin
+	// does), and nothing else more than any principal: it writes nothing,
+	// reviews nothing, and retrieves only records in its own audience.
+	RoleAuditor = "auditor"
 )
 
 // Principal is an authenticated identity in a tenant.
@@ -46,10 +50,10 @@ func (p *Principal) MayAssert(c string) bool { return slices.Contains(p.Channels
 // ValidRole checks a role name.
 func ValidRole(r string) error {
 	switch r {
-	case RoleUser, RoleAgent, RoleReviewer, RolePolicyOwner, RoleAdmin:
+	case RoleUser, RoleAgent, RoleReviewer, RolePolicyOwner, RoleAdmin, RoleAuditor:
 		return nil
 	}
-	return invalid("role", "role %q must be one of user, agent, reviewer, policy_owner, admin", r)
+	return invalid("role", "role %q must be one of user, agent, reviewer, policy_owner, admin, auditor", r)
 }
 
 // DefaultChannels are the channels a principal gets for its roles when none

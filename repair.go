@@ -18,8 +18,9 @@ func (s *Service) Quarantine(ctx context.Context, c *Caller, id, reason string) 
 }
 
 // Retire withdraws a record for good and suspends every descendant. With
-// erase, the body and its search entry are removed; the log keeps only the
-// body's hash, so verify still passes.
+// erase, the body, its salt and its search entry are removed; the log keeps
+// only the body's salted hash, so verify still passes and nothing can check
+// a guess of the body against it any more.
 func (s *Service) Retire(ctx context.Context, c *Caller, id, reason string, erase bool) ([]string, error) {
 	return s.withdraw(ctx, c, id, StateRetired, "retire", reason, erase)
 }
@@ -48,7 +49,7 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 			return conflict("record %s is %s; only admitted or pending records can be quarantined (retire it instead)", id, r.State)
 		}
 		if erase {
-			r.Body, r.Erased = "", true
+			r.Body, r.Salt, r.Erased = "", nil, true // the salt goes with the body
 		}
 		rc := &Receipt{Decision: next, PolicyVersion: r.PolicyVersion, Rules: []string{name}, Reason: orDefault(reason, name+" by "+c.Principal.ID())}
 		if next == r.State { // erasing a record that is already retired

@@ -286,7 +286,7 @@ func (s *Service) AddPrincipal(ctx context.Context, in PrincipalInput) (*Princip
 		return nil, "", err
 	}
 	if len(in.Roles) == 0 {
-		return nil, "", invalid("role", "give at least one --role (user, agent, reviewer, policy_owner, admin)")
+		return nil, "", invalid("role", "give at least one --role (user, agent, reviewer, policy_owner, admin, auditor)")
 	}
 	for _, r := range in.Roles {
 		if err := ValidRole(r); err != nil {

@@ -30,6 +30,7 @@ type Snapshot struct {
 	Principals []SnapshotPrincipal `json:"principals"`
 	Records    []*Record           `json:"records"`
 	Registry   []RegistryEntry     `json:"registry"`
+	Salts      map[string][]byte   `json:"salts,omitempty"` // record id → body salt (Record.Salt is never marshalled)
 }
 
 // SnapshotPrincipal is a principal as exported.
@@ -84,6 +85,7 @@ func (s *Service) Export(ctx context.Context, tenant string, w io.Writer) (*Snap
 		}
 		return tx.ScanRecords(ctx, tenant, func(r *Record) error {
 			snap.Records = append(snap.Records, r)
+			snap.addSalt(r)
 			if r.State.Terminal() {
 				snap.Registry = append(snap.Registry, RegistryEntry{ID: r.ID, State: r.State})
 			}
@@ -197,6 +199,7 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 			if progress != nil && i%1000 == 0 {
 				progress(uint64(i), uint64(len(snap.Records)))
 			}
+			r.Salt = snap.Salts[r.ID]
 			if err := s.restoreRecord(ctx, tx, snap, r, registry, rep); err != nil {
 				return err
 			}
@@ -254,4 +257,16 @@ func (s *Service) restoreRecord(ctx context.Context, tx Tx, snap *Snapshot, r *R
 	}
 	rep.Restored++
 	return nil
+}
+
+// addSalt carries r's body salt in the snapshot, beside its body, so that
+// the restored record commits to its body as the exported one did.
+func (snap *Snapshot) addSalt(r *Record) {
+	if len(r.Salt) == 0 {
+		return
+	}
+	if snap.Salts == nil {
+		snap.Salts = map[string][]byte{}
+	}
+	snap.Salts[r.ID] = r.Salt
 }

@@ -399,11 +399,11 @@ func compareRecord(r *Record, x *expected) error {
 	if r.LogIndex != x.index {
 		return differ("record %s: log index is %d in the store but its last entry is %d", r.ID, r.LogIndex, x.index)
 	}
-	if !r.Erased && !bytes.Equal(BodyHash(r.Body), x.bodyHash) {
-		return differ("record %s: body does not match the hash in the log", r.ID)
+	if !r.Erased && !bytes.Equal(BodyHash(r.Salt, r.Body), x.bodyHash) {
+		return differ("record %s: body or its salt does not match the hash in the log", r.ID)
 	}
-	if r.Erased && r.Body != "" {
-		return differ("record %s: erased but still holds a body", r.ID)
+	if r.Erased && (r.Body != "" || len(r.Salt) > 0) {
+		return differ("record %s: erased but still holds a body or its salt", r.ID)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 
 const recordCols = `r.id, r.tenant, r.owner, r.namespace, r.key, r.class, r.body, r.channel, r.writer, r.source_ref,
  r.authority, r.audience, r.state, r.created_at, r.expires_at, r.version, r.log_index, r.policy_version, r.session,
- r.parents, r.erased, r.receipt`
+ r.parents, r.erased, r.receipt, r.salt`
 
 // querier is what record reads need: a transaction or the pool.
 type querier interface {
@@ -34,11 +34,14 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 	var parents, receipt string
 	dest := []any{&r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
 		&authority, &r.Audience, &state, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
-		&parents, &r.Erased, &receipt}
+		&parents, &r.Erased, &receipt, &r.Salt}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
 	r.Class, r.State, r.Authority = custody.Class(class), custody.State(state), custody.Authority(authority)
+	if len(r.Salt) == 0 {
+		r.Salt = nil
+	}
 	r.CreatedAt = time.Unix(0, created).UTC()
 	if expires != nil {
 		t := time.Unix(0, *expires).UTC()
@@ -57,6 +60,15 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 		}
 	}
 	return &r, nil
+}
+
+// saltArg is a record's salt as the column takes it: NOT NULL, so no salt
+// is the empty bytea.
+func saltArg(salt []byte) []byte {
+	if salt == nil {
+		return []byte{}
+	}
+	return salt
 }
 
 func queryRecords(ctx context.Context, q querier, query string, args ...any) ([]*custody.Record, error) {

@@ -20,8 +20,10 @@ import (
 // Version 6 keys log_nodes by the append that completed each node (see
 // schema.sql); the table is rebuilt. Version 7 leaves owner-only records
 // out of records_aud_id, which is built again. Version 8 leaves keyless
-// records out of records_ns_key, which is built again.
-const schemaVersion = 8
+// records out of records_ns_key, which is built again. Version 9 adds
+// records.salt, the key of each record's body commitment in the log;
+// older records gain an empty salt and keep their plain SHA-256.
+const schemaVersion = 9
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -30,7 +32,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasSalt int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -43,7 +45,8 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edges'),
  (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending'),
- (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx)
+ (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx'),
+ (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'salt')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasSalt)
 	if err != nil {
 		return err
 	}
@@ -51,6 +54,11 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE records ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
 UPDATE records SET head = 1 WHERE `+isHead("records")); err != nil {
 			return fmt.Errorf("migrating to schema 2: %w", err)
+		}
+	}
+	if hasRecords == 1 && hasSalt == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE records ADD COLUMN salt BLOB NOT NULL DEFAULT x''`); err != nil {
+			return fmt.Errorf("migrating to schema 9: %w", err)
 		}
 	}
 	if v < 2 {

@@ -15,7 +15,7 @@ import (
 
 const recordCols = `r.rid, r.id, r.tenant, r.owner, r.namespace, r.key, r.class, r.body, r.channel, r.writer, r.source_ref,
  r.authority, r.audience, r.state, r.created_at, r.expires_at, r.version, r.log_index, r.policy_version, r.session,
- r.parents, r.erased, r.receipt`
+ r.parents, r.erased, r.receipt, r.salt`
 
 type scanner interface{ Scan(...any) error }
 
@@ -27,7 +27,7 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	var erased int
 	dest := []any{&rid, &r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &r.Class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
 		&r.Authority, &r.Audience, &r.State, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
-		&parents, &erased, &receipt}
+		&parents, &erased, &receipt, &r.Salt}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return nil, 0, err
 	}
@@ -37,6 +37,9 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 		r.ExpiresAt = &t
 	}
 	r.Erased = erased != 0
+	if len(r.Salt) == 0 {
+		r.Salt = nil
+	}
 	if err := json.Unmarshal([]byte(parents), &r.Parents); err != nil {
 		return nil, 0, fmt.Errorf("record %s: parents: %w", r.ID, err)
 	}
@@ -75,6 +78,15 @@ func nullTime(t *time.Time) any {
 		return nil
 	}
 	return t.UnixNano()
+}
+
+// saltArg is a record's salt as the column takes it: NOT NULL, so no salt
+// is the empty blob.
+func saltArg(salt []byte) []byte {
+	if salt == nil {
+		return []byte{}
+	}
+	return salt
 }
 
 func jsonText(v any) string {

@@ -1,4 +1,4 @@
--- custody SQLite schema, version 8 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 9 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -41,7 +41,11 @@ CREATE TABLE IF NOT EXISTS records (
   session        TEXT NOT NULL,
   parents        TEXT NOT NULL,
   erased         INTEGER NOT NULL,
-  receipt        TEXT NOT NULL
+  receipt        TEXT NOT NULL,
+  -- salt keys the body's commitment in the log (custody.BodyHash); empty
+  -- on records written before schema 9, which keep a plain SHA-256, and
+  -- on erased records. It never leaves the store but in a snapshot.
+  salt           BLOB NOT NULL DEFAULT x''
 );
 -- records_ns_key serves a key's versions (tenant, namespace, key, owner)
 -- and a list by namespace and key, whoever owns the records shared with the

@@ -26,7 +26,7 @@ func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var roles, channels, groups multiFlag
 	fs.StringVar(&tenant, "tenant", "", "tenant `name` (created if new)")
 	fs.StringVar(&name, "name", "", "principal `name`, unique in the tenant")
-	fs.Var(&roles, "role", "`role`: user, agent, reviewer, policy_owner or admin (repeat for several)")
+	fs.Var(&roles, "role", "`role`: user, agent, reviewer, policy_owner, admin or auditor (repeat for several)")
 	fs.Var(&channels, "channel", "`channel` the principal may assert: user, agent, tool:<name>, import, derive, admin (repeat; default from the roles)")
 	fs.Var(&groups, "group", "`group` the principal belongs to (repeat)")
 	fs.Usage = func() {
