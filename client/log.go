@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/url"
 	"strconv"
 
 	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/tlog"
 )
 
 // Checkpoint returns the log's signed checkpoint, a C2SP signed note
@@ -31,8 +34,11 @@ func (c *Client) ConsistencyProof(ctx context.Context, from, to uint64) (*httpap
 	return do[httpapi.ConsistencyProofResponse](ctx, c, "GET", "/v1/log/proof/consistency", q, nil)
 }
 
-// LogEntries returns the entries in [start, end), decoded for the caller's
-// tenant (at most 1000 per call).
+// LogEntries returns the entries in [start, end) (at most 1000 per call).
+// Entries the caller may not read (another user's records, principals,
+// other tenants) come redacted: only Index and LeafHash are set, and
+// Redacted reports it. Either kind proves its inclusion with
+// VerifyInclusion.
 func (c *Client) LogEntries(ctx context.Context, start, end uint64) ([]httpapi.LogEntry, error) {
 	q := url.Values{"start": {strconv.FormatUint(start, 10)}, "end": {strconv.FormatUint(end, 10)}}
 	r, err := do[httpapi.LogEntriesResponse](ctx, c, "GET", "/v1/log/entries", q, nil)
@@ -40,4 +46,26 @@ func (c *Client) LogEntries(ctx context.Context, start, end uint64) ([]httpapi.L
 		return nil, err
 	}
 	return r.Entries, nil
+}
+
+// VerifyInclusion fetches the proof that e is in the tree of cp (a
+// checkpoint the caller has opened and checked, see tlog.OpenCheckpoint)
+// and verifies it against cp's root. It works the same for a redacted
+// entry, by its leaf hash, and for a full one, whose leaf must hash to it.
+func (c *Client) VerifyInclusion(ctx context.Context, e httpapi.LogEntry, cp tlog.Checkpoint) error {
+	h, err := e.Hash()
+	if err != nil {
+		return err
+	}
+	p, err := c.InclusionProof(ctx, e.Index, cp.Size)
+	if err != nil {
+		return err
+	}
+	proof := make([][]byte, len(p.Hashes))
+	for i, s := range p.Hashes {
+		if proof[i], err = base64.StdEncoding.DecodeString(s); err != nil {
+			return fmt.Errorf("inclusion proof of entry %d: hash %d is not base64: %w", e.Index, i, err)
+		}
+	}
+	return tlog.VerifyInclusion(h, e.Index, cp.Size, proof, cp.Root)
 }

@@ -1,15 +1,23 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/custody-mem/custody/tlog"
 )
 
-// LogEntriesResponse is a range of the audit log. The caller's tenant's
-// entries come with the exact leaf bytes and their decoded fields; other
-// tenants' entries only with the leaf hash, enough to check proofs.
+// LogEntriesResponse is a range of the audit log. The entries the caller
+// may read come with the exact leaf bytes and their decoded fields: those
+// of records its subject owns or may retrieve (reviewers: the quarantined
+// ones too), its subject's gate decisions, and policy changes; admins and
+// auditors read every entry of their tenant. Every other entry, of the
+// tenant or another, comes redacted, with its index and leaf hash only:
+// enough to check inclusion and consistency, nothing about the record.
 type LogEntriesResponse struct {
 	Entries []LogEntry `json:"entries"`
 }
@@ -18,20 +26,45 @@ type LogEntriesResponse struct {
 type LogEntry struct {
 	Index         uint64            `json:"index"`
 	LeafHash      string            `json:"leaf_hash" doc:"base64 of SHA-256(0x00 || leaf)"`
-	Leaf          string            `json:"leaf,omitempty" doc:"base64 of the exact leaf bytes (own tenant only)"`
+	Leaf          string            `json:"leaf,omitempty" doc:"base64 of the exact leaf bytes (entries the caller may read only)"`
 	Tenant        string            `json:"tenant,omitempty"`
 	RecordID      string            `json:"record_id,omitempty"`
 	RecordIDs     []string          `json:"record_ids,omitempty"`
 	Transition    string            `json:"transition,omitempty"`
 	PrevState     string            `json:"prev_state,omitempty"`
 	NewState      string            `json:"new_state,omitempty"`
-	BodyHash      string            `json:"body_hash,omitempty" doc:"base64 of the SHA-256 of the record body"`
+	BodyHash      string            `json:"body_hash,omitempty" doc:"base64 of HMAC-SHA256(salt, body), the salt a per-record secret kept outside the log (records older than salts: SHA-256(body))"`
 	PolicyVersion string            `json:"policy_version,omitempty"`
 	Actor         string            `json:"actor,omitempty"`
 	Time          *time.Time        `json:"time,omitempty"`
 	Details       map[string]string `json:"details,omitempty"`
 	KeyID         string            `json:"key_id,omitempty"`
 	Signature     string            `json:"signature,omitempty" doc:"base64 Ed25519 signature by the acting principal's key"`
+}
+
+// Redacted reports whether e came without its leaf: an entry the caller may
+// not read, of which only the index and leaf hash are shown.
+func (e LogEntry) Redacted() bool { return e.Leaf == "" }
+
+// Hash returns e's RFC 6962 leaf hash, the value to check an inclusion
+// proof with, for a redacted entry and a full one alike. For a full entry
+// it also checks that the leaf bytes hash to it.
+func (e LogEntry) Hash() ([]byte, error) {
+	h, err := base64.StdEncoding.DecodeString(e.LeafHash)
+	if err != nil || len(h) != 32 {
+		return nil, fmt.Errorf("log entry %d: leaf_hash %q is not a base64 SHA-256 hash", e.Index, e.LeafHash)
+	}
+	if e.Redacted() {
+		return h, nil
+	}
+	leaf, err := base64.StdEncoding.DecodeString(e.Leaf)
+	if err != nil {
+		return nil, fmt.Errorf("log entry %d: leaf is not base64: %w", e.Index, err)
+	}
+	if !bytes.Equal(tlog.LeafHash(leaf), h) {
+		return nil, fmt.Errorf("log entry %d: its leaf does not hash to its leaf_hash", e.Index)
+	}
+	return h, nil
 }
 
 // InclusionProofResponse proves that leaf index is in the tree of size.

@@ -125,7 +125,7 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/v1/log/proof/consistency", summary: "RFC 6962 consistency proof between two tree sizes", tag: "log",
 			query:  []param{{name: "from", doc: "older tree size", integer: true, required: true}, {name: "to", doc: "newer tree size", integer: true, required: true}, subjectParam},
 			status: 200, response: ConsistencyProofResponse{}, handler: s.consistencyProof},
-		{method: "GET", path: "/v1/log/entries", summary: "A range of log entries, decoded for the caller's tenant", tag: "log",
+		{method: "GET", path: "/v1/log/entries", summary: "A range of log entries, decoded where the caller may read them", tag: "log",
 			query:  []param{{name: "start", doc: "first index", integer: true, required: true}, {name: "end", doc: "index after the last (at most 1000 entries)", integer: true, required: true}, subjectParam},
 			status: 200, response: LogEntriesResponse{}, handler: s.logEntries},
 

@@ -90,6 +90,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"InStateAndScan", testInStateAndScan},
 		{"Descendants", testDescendants},
 		{"Erase", testErase},
+		{"Salts", testSalts},
+		{"LogPrivacy", testLogPrivacy},
 		{"UnstorableLookups", testUnstorableLookups},
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},

@@ -39,6 +39,16 @@ const entryMagic = "custody-entry\x00"
 // Nothing may follow the signature. The time's location is not encoded;
 // ParseLeaf returns UTC. Nanoseconds must be below 1e9. Empty and nil slices
 // and maps encode identically and parse as nil.
+//
+// This package treats BodyHash as opaque bytes. custody writes there
+// HMAC-SHA256(salt, body), keyed with a random 32-byte salt of the record
+// that is stored beside the record and never in the log, so that nobody
+// holding a leaf can test guesses of a short body against it; records
+// written before salts carry SHA-256(body); an erased record's later
+// entries carry none. Since a leaf also holds the record's metadata
+// (owner, namespace, key, audience, ...), custody serves the leaf bytes
+// only to callers who may read the record, and everyone else the leaf
+// hash alone, which is all that proofs need.
 
 // SignedBytes returns the canonical encoding of every field of e except
 // Signature. It is the message that [Entry.Sign] signs.

@@ -22,7 +22,7 @@ type Entry struct {
 	Transition    string            `json:"transition"`           // "admit", "quarantine", "confirm", "retire", "policy", ...
 	PrevState     string            `json:"prev_state"`           // state before the transition, may be ""
 	NewState      string            `json:"new_state"`            // state after the transition, may be ""
-	BodyHash      []byte            `json:"body_hash"`            // SHA-256 of the record body (never the body itself)
+	BodyHash      []byte            `json:"body_hash"`            // commitment to the record body, never the body itself (see the encoding notes)
 	PolicyVersion string            `json:"policy_version"`       // policy version in force when the transition was decided
 	Actor         string            `json:"actor"`                // acting principal, e.g. "acme/alice" or "server"
 	Time          time.Time         `json:"time"`                 // instant of the transition; encoded with nanosecond precision, parsed back as UTC
