@@ -6,18 +6,40 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/tlog"
 )
+
+// RunHTTP runs the part of the contract suite that goes through the HTTP
+// API (which this package cannot import: the API's own tests import it),
+// one parallel subtest per behaviour, each on its own store. handler is
+// the API over a service, httpapi.New(svc, opts).Handler().
+func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*custody.Service) http.Handler) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, a *apiEnv)
+	}{
+		{"LogPrivacy", testLogPrivacy},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, open)
+			srv := httptest.NewServer(handler(e.svc))
+			t.Cleanup(srv.Close)
+			tc.fn(t, &apiEnv{env: e, srv: srv, tokens: map[string]string{}})
+		})
+	}
+}
 
 // apiEnv is the HTTP API over a subtest's service, with tokens by name.
 type apiEnv struct {
@@ -26,11 +48,57 @@ type apiEnv struct {
 	tokens map[string]string
 }
 
-func newAPIEnv(e *env) *apiEnv {
-	srv := httptest.NewServer(httpapi.New(e.svc, httpapi.Options{Logger: slog.New(slog.DiscardHandler)}).Handler())
-	e.t.Cleanup(srv.Close)
-	return &apiEnv{env: e, srv: srv, tokens: map[string]string{}}
+// logEntry is an entry of GET /v1/log/entries, as a client decodes it.
+type logEntry struct {
+	Index      uint64            `json:"index"`
+	LeafHash   string            `json:"leaf_hash"`
+	Leaf       string            `json:"leaf"`
+	Tenant     string            `json:"tenant"`
+	RecordID   string            `json:"record_id"`
+	RecordIDs  []string          `json:"record_ids"`
+	Transition string            `json:"transition"`
+	BodyHash   string            `json:"body_hash"`
+	Actor      string            `json:"actor"`
+	Time       *time.Time        `json:"time"`
+	Details    map[string]string `json:"details"`
+	Signature  string            `json:"signature"`
 }
+
+func (le logEntry) redacted() bool { return le.Leaf == "" }
+
+// hash is the leaf hash, checked against the leaf when there is one.
+func (le logEntry) hash() ([]byte, error) {
+	h, err := base64.StdEncoding.DecodeString(le.LeafHash)
+	if err != nil || len(h) != sha256.Size {
+		return nil, fmt.Errorf("entry %d: leaf_hash %q", le.Index, le.LeafHash)
+	}
+	if le.redacted() {
+		return h, nil
+	}
+	leaf, err := base64.StdEncoding.DecodeString(le.Leaf)
+	if err != nil || !bytes.Equal(tlog.LeafHash(leaf), h) {
+		return nil, errors.New("the leaf does not hash to leaf_hash")
+	}
+	return h, nil
+}
+
+// request bodies, as JSON.
+type (
+	memoryRequest struct {
+		Namespace   string         `json:"namespace"`
+		Key         string         `json:"key,omitempty"`
+		Class       string         `json:"class"`
+		Body        string         `json:"body"`
+		Channel     string         `json:"channel"`
+		Subject     string         `json:"subject,omitempty"`
+		Audience    string         `json:"audience,omitempty"`
+		DerivedFrom []custody.Edge `json:"derived_from,omitempty"`
+		SourceRef   string         `json:"source_ref,omitempty"`
+	}
+	proofResponse struct {
+		Hashes []string `json:"hashes"`
+	}
+)
 
 // add creates the principal tenant/name and keeps its token under name.
 func (a *apiEnv) add(tenant, name string, roles []string, channels ...string) {
@@ -83,7 +151,7 @@ func (a *apiEnv) call(who, method, path string, body any, status int, out any) [
 }
 
 // remember writes as who and returns the new record's id.
-func (a *apiEnv) remember(who string, m httpapi.MemoryRequest, status int) string {
+func (a *apiEnv) remember(who string, m memoryRequest, status int) string {
 	a.t.Helper()
 	var d custody.Decision
 	a.call(who, "POST", "/v1/memories", m, status, &d)
@@ -102,14 +170,16 @@ func (a *apiEnv) checkpoint(who string) tlog.Checkpoint {
 }
 
 // entries reads the log [0, size) as who, by index, and the raw answer.
-func (a *apiEnv) entries(who string, size uint64) (map[uint64]httpapi.LogEntry, string) {
+func (a *apiEnv) entries(who string, size uint64) (map[uint64]logEntry, string) {
 	a.t.Helper()
-	var resp httpapi.LogEntriesResponse
+	var resp struct {
+		Entries []logEntry `json:"entries"`
+	}
 	raw := a.call(who, "GET", fmt.Sprintf("/v1/log/entries?start=0&end=%d", size), nil, 200, &resp)
 	if uint64(len(resp.Entries)) != size {
 		a.t.Fatalf("%s got %d entries of %d", who, len(resp.Entries), size)
 	}
-	out := map[uint64]httpapi.LogEntry{}
+	out := map[uint64]logEntry{}
 	for _, le := range resp.Entries {
 		out[le.Index] = le
 	}
@@ -118,13 +188,13 @@ func (a *apiEnv) entries(who string, size uint64) (map[uint64]httpapi.LogEntry, 
 
 // proveInclusion checks, as who, that the entry is in the tree of cp by
 // its leaf hash alone, as any client can whether or not it reads the leaf.
-func (a *apiEnv) proveInclusion(who string, le httpapi.LogEntry, cp tlog.Checkpoint) {
+func (a *apiEnv) proveInclusion(who string, le logEntry, cp tlog.Checkpoint) {
 	a.t.Helper()
-	h, err := le.Hash()
+	h, err := le.hash()
 	if err != nil {
 		a.t.Fatalf("%s: %v", who, err)
 	}
-	var p httpapi.InclusionProofResponse
+	var p proofResponse
 	a.call(who, "GET", fmt.Sprintf("/v1/log/proof/inclusion?index=%d&size=%d", le.Index, cp.Size), nil, 200, &p)
 	if err := tlog.VerifyInclusion(h, le.Index, cp.Size, unbase64(a.t, p.Hashes), cp.Root); err != nil {
 		a.t.Fatalf("%s: inclusion of entry %d in %d: %v", who, le.Index, cp.Size, err)
@@ -146,9 +216,9 @@ func unbase64(t *testing.T, ss []string) [][]byte {
 
 // wantRedacted fails unless le shows nothing but its index and leaf hash,
 // the same leaf hash as full (someone's full view of the same entry).
-func wantRedacted(t *testing.T, who string, le, full httpapi.LogEntry) {
+func wantRedacted(t *testing.T, who string, le, full logEntry) {
 	t.Helper()
-	if !le.Redacted() || le.Tenant != "" || le.RecordID != "" || le.RecordIDs != nil || le.Transition != "" ||
+	if !le.redacted() || le.Tenant != "" || le.RecordID != "" || le.RecordIDs != nil || le.Transition != "" ||
 		le.Details != nil || le.BodyHash != "" || le.Actor != "" || le.Signature != "" || le.Time != nil {
 		t.Errorf("%s reads entry %d (%s of %s): %+v", who, le.Index, full.Transition, full.RecordID, le)
 	}
@@ -158,12 +228,12 @@ func wantRedacted(t *testing.T, who string, le, full httpapi.LogEntry) {
 }
 
 // wantFull fails unless le is the decoded entry with its leaf bytes.
-func wantFull(t *testing.T, who string, le, full httpapi.LogEntry) {
+func wantFull(t *testing.T, who string, le, full logEntry) {
 	t.Helper()
-	if le.Redacted() || le.Tenant != full.Tenant || le.Transition != full.Transition || le.RecordID != full.RecordID || le.Leaf != full.Leaf {
+	if le.redacted() || le.Tenant != full.Tenant || le.Transition != full.Transition || le.RecordID != full.RecordID || le.Leaf != full.Leaf {
 		t.Errorf("%s does not read entry %d (%s of %s) in full: %+v", who, le.Index, full.Transition, full.RecordID, le)
 	}
-	if _, err := le.Hash(); err != nil {
+	if _, err := le.hash(); err != nil {
 		t.Errorf("%s: %v", who, err)
 	}
 }
@@ -177,8 +247,8 @@ func wantFull(t *testing.T, who string, le, full httpapi.LogEntry) {
 // their tenant and nothing of another's. Bodies are committed with a
 // per-record salt, so the same short body in two records leaves two
 // unrelated hashes, neither its plain SHA-256.
-func testLogPrivacy(t *testing.T, e *env) {
-	a := newAPIEnv(e)
+func testLogPrivacy(t *testing.T, a *apiEnv) {
+	e := a.env
 	a.add("acme", "alice", []string{"user"})
 	a.add("acme", "bob", []string{"user"})
 	a.add("acme", "rev", []string{"reviewer"})
@@ -189,31 +259,31 @@ func testLogPrivacy(t *testing.T, e *env) {
 	a.add("other", "carol", []string{"user"})
 	cp0 := a.checkpoint("bob")
 
-	secret := a.remember("alice", httpapi.MemoryRequest{Namespace: "vault", Key: "card_pin", Class: "fact", Body: "1234",
+	secret := a.remember("alice", memoryRequest{Namespace: "vault", Key: "card_pin", Class: "fact", Body: "1234",
 		Channel: "user", SourceRef: "sms:from-the-bank"}, 201)
-	derived := a.remember("alice", httpapi.MemoryRequest{Namespace: "vault", Class: "episode", Body: "noted the card pin",
+	derived := a.remember("alice", memoryRequest{Namespace: "vault", Class: "episode", Body: "noted the card pin",
 		Channel: "user", DerivedFrom: []custody.Edge{{ID: secret, Weight: 1}}}, 201)
-	held := a.remember("harness", httpapi.MemoryRequest{Subject: "alice", Namespace: "inbox", Class: "fact", Body: "pay ACCT-9",
+	held := a.remember("harness", memoryRequest{Subject: "alice", Namespace: "inbox", Class: "fact", Body: "pay ACCT-9",
 		Channel: "tool:email", SourceRef: "email:77"}, 202)
-	shared := a.remember("alice", httpapi.MemoryRequest{Namespace: "team", Class: "fact", Body: "the office opens at nine",
+	shared := a.remember("alice", memoryRequest{Namespace: "team", Class: "fact", Body: "the office opens at nine",
 		Channel: "user", Audience: "tenant"}, 201)
-	bobs := a.remember("bob", httpapi.MemoryRequest{Namespace: "mine", Class: "fact", Body: "1234", Channel: "user"}, 201)
-	a.call("po", "PUT", "/v1/policy", httpapi.PolicyRequest{Text: string(PolicyText())}, 200, nil)
-	a.call("alice", "POST", "/v1/gate", httpapi.GateRequest{Action: "send_money", Args: map[string]any{"to": "ACCT-1"},
-		Justification: []string{secret}}, 200, nil)
-	a.remember("carol", httpapi.MemoryRequest{Namespace: "n", Class: "fact", Body: "carol's", Channel: "user"}, 201)
+	bobs := a.remember("bob", memoryRequest{Namespace: "mine", Class: "fact", Body: "1234", Channel: "user"}, 201)
+	a.call("po", "PUT", "/v1/policy", map[string]string{"text": string(PolicyText())}, 200, nil)
+	a.call("alice", "POST", "/v1/gate", map[string]any{"action": "send_money", "args": map[string]any{"to": "ACCT-1"},
+		"justification": []string{secret}}, 200, nil)
+	a.remember("carol", memoryRequest{Namespace: "n", Class: "fact", Body: "carol's", Channel: "user"}, 201)
 	cp := a.checkpoint("bob")
 
 	all, _ := a.entries("boss", cp.Size) // the admin's view is the whole tenant
-	byRecord := map[string][]httpapi.LogEntry{}
-	var principals, policies, gates []httpapi.LogEntry
+	byRecord := map[string][]logEntry{}
+	var principals, policies, gates []logEntry
 	for i := range cp.Size {
 		le := all[i]
 		if le.Tenant == "other" {
 			t.Errorf("the admin of acme reads entry %d of tenant other", i)
 		}
 		switch {
-		case le.Redacted():
+		case le.redacted():
 			continue
 		case le.Transition == "principal":
 			principals = append(principals, le)
@@ -234,7 +304,7 @@ func testLogPrivacy(t *testing.T, e *env) {
 	}
 	auditor, _ := a.entries("audit", cp.Size)
 	for i := range cp.Size {
-		if all[i].Redacted() {
+		if all[i].redacted() {
 			wantRedacted(t, "the auditor", auditor[i], all[i])
 		} else {
 			wantFull(t, "the auditor", auditor[i], all[i])
@@ -260,7 +330,7 @@ func testLogPrivacy(t *testing.T, e *env) {
 		wantFull(t, "bob", bob[full.Index], full)
 		a.proveInclusion("bob", bob[full.Index], cp)
 	}
-	var cons httpapi.ConsistencyProofResponse
+	var cons proofResponse
 	a.call("bob", "GET", fmt.Sprintf("/v1/log/proof/consistency?from=%d&to=%d", cp0.Size, cp.Size), nil, 200, &cons)
 	if err := tlog.VerifyConsistency(cp0.Size, cp.Size, unbase64(t, cons.Hashes), cp0.Root, cp.Root); err != nil {
 		t.Errorf("bob's consistency proof: %v", err)

@@ -17,6 +17,9 @@
 // negative check is paired with its positive twin, so a store that returns
 // nothing at all fails too.
 //
+// RunHTTP runs the behaviours seen through the HTTP API (who reads which
+// log entries) the same way, given the API's handler.
+//
 // Bench, BenchWrite and BenchSearch measure the same operations on any
 // backend.
 package storetest
@@ -91,7 +94,6 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Descendants", testDescendants},
 		{"Erase", testErase},
 		{"Salts", testSalts},
-		{"LogPrivacy", testLogPrivacy},
 		{"UnstorableLookups", testUnstorableLookups},
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},
