@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Policy", testPolicy},
 		{"Log", testLog},
 		{"ConcurrentRollback", testConcurrentRollback},
+		{"LiveVerify", testLiveVerify},
 		{"Checkpoints", testCheckpoints},
 		{"Tombstones", testTombstones},
 		{"Grants", testGrants},
