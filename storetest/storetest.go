@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Log", testLog},
 		{"ConcurrentRollback", testConcurrentRollback},
 		{"LiveVerify", testLiveVerify},
+		{"CheckPublished", testCheckPublished},
 		{"Checkpoints", testCheckpoints},
 		{"Tombstones", testTombstones},
 		{"Grants", testGrants},
