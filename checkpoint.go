@@ -1,7 +1,6 @@
 package custody
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -27,9 +26,16 @@ func (s *Service) VerifierKey() (string, error) {
 // Checkpoint signs the current tree as a C2SP checkpoint, writes it to
 // Options.CheckpointFile (a copy outside the database, so that a
 // rolled-back database is caught by verify and by CheckPublished), stores
-// it, and returns the signed note. If
-// the tree has not grown since the last checkpoint, that one is returned.
+// it, and returns the signed note. If the tree has not grown since the
+// last checkpoint, that one is returned (and written to the file, if the
+// file holds another). It never replaces a checkpoint file that the log
+// does not extend: that is an error wrapping ErrRolledBack (see
+// AcceptRollback).
 func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
+	return s.checkpoint(ctx, false)
+}
+
+func (s *Service) checkpoint(ctx context.Context, accept bool) ([]byte, error) {
 	size, err := s.store.LogSize(ctx)
 	if err != nil {
 		return nil, err
@@ -39,7 +45,7 @@ func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if err == nil && last == size {
-		return msg, s.keepCheckpointFile(msg)
+		return msg, s.publish(ctx, msg, accept)
 	}
 	root, err := tlog.RootHash(ctx, s.store, size)
 	if err != nil {
@@ -55,31 +61,13 @@ func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
 	}
 	// The copy outside the database first: a store that holds a checkpoint
 	// whose file is missing is one whose file was removed (CheckPublished).
-	if s.opts.CheckpointFile != "" {
-		if err := writeAtomic(s.opts.CheckpointFile, msg); err != nil {
-			return nil, fmt.Errorf("writing checkpoint copy: %w", err)
-		}
+	if err := s.publish(ctx, msg, accept); err != nil {
+		return nil, err
 	}
 	if err := s.store.SaveCheckpoint(ctx, size, msg); err != nil {
 		return nil, err
 	}
 	return msg, nil
-}
-
-// keepCheckpointFile makes Options.CheckpointFile hold msg, the latest
-// checkpoint, if it holds anything else or is missing (a start accepted
-// over a rolled-back store, or a file removed while the log stood still).
-func (s *Service) keepCheckpointFile(msg []byte) error {
-	if s.opts.CheckpointFile == "" {
-		return nil
-	}
-	if b, err := ReadCheckpointFile(s.opts.CheckpointFile); err == nil && bytes.Equal(b, msg) {
-		return nil
-	}
-	if err := writeAtomic(s.opts.CheckpointFile, msg); err != nil {
-		return fmt.Errorf("writing checkpoint copy: %w", err)
-	}
-	return nil
 }
 
 // OpenCheckpoint verifies a signed checkpoint of this server's log.

@@ -67,23 +67,9 @@ func (s *Service) CheckPublished(ctx context.Context) (*Published, error) {
 		if note == nil {
 			return nil
 		}
-		cp, err := s.OpenCheckpoint(note)
-		if err != nil {
-			return fmt.Errorf("%w: the checkpoint file %s does not verify under this server's key and log origin: %w", ErrRolledBack, p.File, err)
-		}
+		cp, err := s.extends(ctx, tx, p.LogSize, note)
 		p.Size = cp.Size
-		if cp.Size > p.LogSize {
-			return fmt.Errorf("%w: the checkpoint file %s covers %d log entries but the store's log has only %d (the store was rolled back or truncated)",
-				ErrRolledBack, p.File, cp.Size, p.LogSize)
-		}
-		root, err := tlog.RootHash(ctx, tx, cp.Size)
-		if err != nil {
-			return fmt.Errorf("%w: the store's log has no tree of size %d, which the checkpoint file %s covers: %w", ErrRolledBack, cp.Size, p.File, err)
-		}
-		if !bytes.Equal(root, cp.Root) {
-			return fmt.Errorf("%w: at size %d the store's log has another root than the checkpoint file %s (history was rewritten)", ErrRolledBack, cp.Size, p.File)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -93,4 +79,75 @@ func (s *Service) CheckPublished(ctx context.Context) (*Published, error) {
 			ErrRolledBack, p.File, p.Stored, p.LogSize)
 	}
 	return p, nil
+}
+
+// extends checks that the log of size, whose stored nodes r reads, extends
+// note, a checkpoint from the checkpoint file; an error wraps
+// ErrRolledBack.
+func (s *Service) extends(ctx context.Context, r tlog.NodeReader, size uint64, note []byte) (tlog.Checkpoint, error) {
+	file := s.opts.CheckpointFile
+	cp, err := s.OpenCheckpoint(note)
+	if err != nil {
+		return cp, fmt.Errorf("%w: the checkpoint file %s does not verify under this server's key and log origin: %w", ErrRolledBack, file, err)
+	}
+	if cp.Size > size {
+		return cp, fmt.Errorf("%w: the checkpoint file %s covers %d log entries but the store's log has only %d (the store was rolled back or truncated)",
+			ErrRolledBack, file, cp.Size, size)
+	}
+	root, err := tlog.RootHash(ctx, r, cp.Size)
+	if err != nil {
+		return cp, fmt.Errorf("%w: the store's log has no tree of size %d, which the checkpoint file %s covers: %w", ErrRolledBack, cp.Size, file, err)
+	}
+	if !bytes.Equal(root, cp.Root) {
+		return cp, fmt.Errorf("%w: at size %d the store's log has another root than the checkpoint file %s (history was rewritten)", ErrRolledBack, cp.Size, file)
+	}
+	return cp, nil
+}
+
+// publish writes msg, a checkpoint of the log as it is, to
+// Options.CheckpointFile, unless the file holds it or a newer one already.
+// The checkpoint the file holds must be one the log extends, unless
+// accept: a file ahead of the log is the evidence of a rollback, and is
+// not overwritten by accident.
+func (s *Service) publish(ctx context.Context, msg []byte, accept bool) error {
+	file := s.opts.CheckpointFile
+	if file == "" {
+		return nil
+	}
+	old, err := ReadCheckpointFile(file)
+	if err != nil {
+		return fmt.Errorf("reading the checkpoint file: %w", err)
+	}
+	if bytes.Equal(old, msg) {
+		return nil
+	}
+	if old != nil && !accept {
+		cp, err := s.OpenCheckpoint(msg)
+		if err != nil {
+			return err
+		}
+		size, err := s.store.LogSize(ctx) // the log now: another call may have published a newer one
+		if err != nil {
+			return err
+		}
+		was, err := s.extends(ctx, s.store, size, old)
+		if err != nil {
+			return err
+		}
+		if was.Size >= cp.Size {
+			return nil // the file holds a checkpoint as new, or newer
+		}
+	}
+	if err := writeAtomic(file, msg); err != nil {
+		return fmt.Errorf("writing checkpoint copy: %w", err)
+	}
+	return nil
+}
+
+// AcceptRollback is Checkpoint for a store whose log the checkpoint file
+// is ahead of, or disagrees with, when the operator has said to go on
+// (custody serve --accept-rollback): the file is replaced by a checkpoint
+// of the log as it is.
+func (s *Service) AcceptRollback(ctx context.Context) ([]byte, error) {
+	return s.checkpoint(ctx, true)
 }

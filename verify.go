@@ -80,7 +80,7 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 	var rep *VerifyReport
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		rep, err = (&verifier{Service: s, store: snapshot{tx}}).verify(ctx, opts)
+		rep, err = (&verifier{Service: s, store: verifyTx{tx}}).verify(ctx, opts)
 		return err
 	})
 	if err != nil {
@@ -94,14 +94,14 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 // deep, sees the one snapshot.
 type verifier struct {
 	*Service
-	store snapshot
+	store verifyTx
 }
 
-// snapshot is a read transaction seen as much of a Store as Verify needs:
+// verifyTx is a read transaction seen as much of a Store as Verify needs:
 // its log reads, and View, which runs fn in the same transaction again.
-type snapshot struct{ Tx }
+type verifyTx struct{ Tx }
 
-func (r snapshot) View(_ context.Context, fn func(Tx) error) error { return fn(r.Tx) }
+func (r verifyTx) View(_ context.Context, fn func(Tx) error) error { return fn(r.Tx) }
 
 func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{}

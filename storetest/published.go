@@ -16,7 +16,8 @@ import (
 // published: a file ahead of the log, of another history or of another key
 // is a rollback, and so is a missing file while the store holds
 // checkpoints; the genuine file, or none on a store never checkpointed,
-// passes.
+// passes. Checkpoint does not overwrite a file ahead of the log;
+// AcceptRollback does.
 func testCheckPublished(t *testing.T, e *env) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "checkpoint")
@@ -98,6 +99,21 @@ func testCheckPublished(t *testing.T, e *env) {
 	other[0] = 1
 	put(sign(signer, 5, other))
 	check("a file ahead of the log", "covers 5 log entries but the store's log has only 3")
+	ahead, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Checkpoint(e.ctx); !errors.Is(err, custody.ErrRolledBack) {
+		t.Errorf("Checkpoint over a file ahead of the log = %v, want ErrRolledBack", err)
+	}
+	if now, err := os.ReadFile(file); err != nil || string(now) != string(ahead) {
+		t.Errorf("Checkpoint replaced a file ahead of the log (%v)", err)
+	}
+	if _, err := svc.AcceptRollback(e.ctx); err != nil {
+		t.Fatalf("AcceptRollback: %v", err)
+	}
+	check("the file after AcceptRollback", "")
+	put(ahead)
 	put(sign(signer, 2, other))
 	check("a file of another history", "another root")
 	otherKey, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "other.key"))

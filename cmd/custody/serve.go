@@ -53,10 +53,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
-	if err := checkPublished(ctx, svc, sf, *acceptRollback, stderr); err != nil {
+	accepted, err := checkPublished(ctx, svc, sf, *acceptRollback, stderr)
+	if err != nil {
 		return err
 	}
-	if _, err := svc.Checkpoint(ctx); err != nil {
+	first := svc.Checkpoint
+	if accepted {
+		first = svc.AcceptRollback
+	}
+	if _, err := first(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
 	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
@@ -104,16 +109,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // checkPublished refuses a store whose log is behind or disagrees with
 // the checkpoint file (the last checkpoint this server published), unless
-// accept; and warns when the file is missing on a log that has entries.
-func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, accept bool, stderr io.Writer) error {
+// accept, in which case it reports that it accepted one; and warns when
+// the file is missing on a log that has entries.
+func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, accept bool, stderr io.Writer) (accepted bool, err error) {
 	p, err := svc.CheckPublished(ctx)
 	switch {
 	case errors.Is(err, custody.ErrRolledBack) && accept:
 		fmt.Fprintf(stderr, "custody serve: WARNING: starting as --accept-rollback says, although %v\n"+
 			"The checkpoint file is now replaced by a checkpoint of the store as it is.\n\n", err)
-		return nil
+		return true, nil
 	case errors.Is(err, custody.ErrRolledBack):
-		return fmt.Errorf("refusing to start: %w\n\n"+
+		return false, fmt.Errorf("refusing to start: %w\n\n"+
 			"Someone may have rolled the database back to an older copy to undo changes the log recorded.\n"+
 			"If you restored an older backup on purpose (or moved the store without its checkpoint file), check it\n"+
 			"against a checkpoint saved elsewhere with\n"+
@@ -121,14 +127,14 @@ func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, ac
 			"and start once with --accept-rollback. Otherwise keep the server stopped, restore the newest backup\n"+
 			"that matches the checkpoint file, and find out who changed the store (see docs/operations.md).", err, sf.flagArg())
 	case err != nil:
-		return fmt.Errorf("checking the store against its checkpoint file: %w", err)
+		return false, fmt.Errorf("checking the store against its checkpoint file: %w", err)
 	}
 	if p.Missing && p.LogSize > 0 {
 		fmt.Fprintf(stderr, "custody serve: WARNING: no checkpoint file at %s, and the store's log has %d entries but no\n"+
 			"checkpoint signed by this server: a rollback of this store before now could not be noticed. Starting, and\n"+
 			"publishing a first checkpoint; keep copies of it elsewhere (custody log checkpoint --pin FILE).\n\n", p.File, p.LogSize)
 	}
-	return nil
+	return false, nil
 }
 
 func greet(w io.Writer, url, where, storeArg, verifierKey string) {
