@@ -15,7 +15,13 @@ import (
 )
 
 func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "checkpoint" {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
+		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
+			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n\n"+
+			"Run 'custody log checkpoint -h' for its flags.\n")
+		return flag.ErrHelp
+	case len(args) == 0 || args[0] != "checkpoint":
 		return usageError{"the only subcommand is 'checkpoint': custody log checkpoint [--pin FILE --verifier KEY]"}
 	}
 	fs := flag.NewFlagSet("log checkpoint", flag.ContinueOnError)

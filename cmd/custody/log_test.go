@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -59,6 +60,9 @@ func TestLogCheckpointPin(t *testing.T) {
 
 	svc, stop = serveDir(t, dir)
 	defer func() { stop() }()
+	if _, help, err := run(t, token, runLog, "-h"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(help, "custody log checkpoint -h") {
+		t.Errorf("log -h = %v, %q; want the subcommands", err, help)
+	}
 	if _, _, err := run(t, token, runLog, "checkpoint", "--pin", pinFile); err == nil || !strings.Contains(err.Error(), "--verifier") {
 		t.Errorf("log checkpoint --pin without a verifier key = %v; want a usage error naming --verifier", err)
 	}
