@@ -177,9 +177,11 @@ func (t *txn) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, er
 	return readLeaves(ctx, t, start, end)
 }
 
-// Nodes reads stored tree nodes in the transaction's snapshot.
+// Nodes reads stored tree nodes in the transaction's snapshot. Its query
+// text varies with the number of ids, so it stays out of the statement
+// cache, as the store's own Nodes does.
 func (t *txn) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, t, ids)
+	return readNodes(ctx, t.tx, ids)
 }
 
 // LatestCheckpoint returns the largest checkpoint in the transaction's
