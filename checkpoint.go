@@ -23,11 +23,19 @@ func (s *Service) VerifierKey() (string, error) {
 	return note.NewEd25519VerifierKey(s.opts.LogOrigin, s.key.PublicKey())
 }
 
-// Checkpoint signs the current tree as a C2SP checkpoint, stores it, writes
-// it to Options.CheckpointFile (a copy outside the database, so that a
-// rolled-back database is caught by verify), and returns the signed note. If
-// the tree has not grown since the last checkpoint, that one is returned.
+// Checkpoint signs the current tree as a C2SP checkpoint, writes it to
+// Options.CheckpointFile (a copy outside the database, so that a
+// rolled-back database is caught by verify and by CheckPublished), stores
+// it, and returns the signed note. If the tree has not grown since the
+// last checkpoint, that one is returned (and written to the file, if the
+// file holds another). It never replaces a checkpoint file that the log
+// does not extend: that is an error wrapping ErrRolledBack (see
+// AcceptRollback).
 func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
+	return s.checkpoint(ctx, false)
+}
+
+func (s *Service) checkpoint(ctx context.Context, accept bool) ([]byte, error) {
 	size, err := s.store.LogSize(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +45,7 @@ func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if err == nil && last == size {
-		return msg, nil
+		return msg, s.publish(ctx, msg, accept)
 	}
 	root, err := tlog.RootHash(ctx, s.store, size)
 	if err != nil {
@@ -51,13 +59,13 @@ func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.SaveCheckpoint(ctx, size, msg); err != nil {
+	// The copy outside the database first: a store that holds a checkpoint
+	// whose file is missing is one whose file was removed (CheckPublished).
+	if err := s.publish(ctx, msg, accept); err != nil {
 		return nil, err
 	}
-	if s.opts.CheckpointFile != "" {
-		if err := writeAtomic(s.opts.CheckpointFile, msg); err != nil {
-			return nil, fmt.Errorf("writing checkpoint copy: %w", err)
-		}
+	if err := s.store.SaveCheckpoint(ctx, size, msg); err != nil {
+		return nil, err
 	}
 	return msg, nil
 }

@@ -15,7 +15,12 @@ import (
 type Store interface {
 	// Update runs fn in one write transaction; an error from fn rolls back.
 	Update(ctx context.Context, fn func(Tx) error) error
-	// View runs fn in a read-only transaction.
+	// View runs fn in a read-only transaction that sees one consistent
+	// snapshot of the whole store, records and log alike, for as long as fn
+	// runs: writes that commit meanwhile are not seen (SQLite: one read
+	// transaction on one connection; PostgreSQL: REPEATABLE READ READ ONLY).
+	// Verify reads everything through one View, so that it can run beside a
+	// server that writes.
 	View(ctx context.Context, fn func(Tx) error) error
 
 	PrincipalByToken(ctx context.Context, hash []byte) (*Principal, error)
@@ -27,12 +32,20 @@ type Store interface {
 	Close() error
 }
 
-// LogStore reads the Merkle log: sizes, leaves, tree nodes and checkpoints.
+// LogStore reads the Merkle log and keeps its checkpoints. Its reads on
+// the Store each see the latest commit; the same reads on a Tx see that
+// transaction's snapshot.
 type LogStore interface {
+	LogReader
+	SaveCheckpoint(ctx context.Context, size uint64, note []byte) error
+}
+
+// LogReader reads the Merkle log: its size, leaves, tree nodes and the
+// latest stored checkpoint.
+type LogReader interface {
 	LogSize(ctx context.Context) (uint64, error)
 	Leaves(ctx context.Context, start, end uint64) ([]Leaf, error)
 	Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error)
-	SaveCheckpoint(ctx context.Context, size uint64, note []byte) error
 	LatestCheckpoint(ctx context.Context) (size uint64, note []byte, err error)
 }
 
@@ -98,6 +111,8 @@ type Tx interface {
 
 	// AppendLeaf adds a leaf to the Merkle log and returns its index.
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
+	// LogReader reads the log as this transaction sees it.
+	LogReader
 }
 
 // IDState is a record id and its state. Ref is the store's own handle on

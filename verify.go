@@ -72,7 +72,38 @@ type expected struct {
 // checks the stored checkpoints and those given, replays the log into the
 // expected state of every record, and compares it with the store. It
 // returns a *Difference naming the first disagreement.
+//
+// It reads the whole store in one read transaction (Store.View), so the
+// log it replays and the records it compares are one state: a server may
+// write meanwhile, and what it commits after the snapshot is not seen.
 func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
+	var rep *VerifyReport
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		rep, err = (&verifier{Service: s, store: verifyTx{tx}}).verify(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// verifier is one run of Verify. Its store is the run's read transaction,
+// which shadows the service's store, so every read of the run, however
+// deep, sees the one snapshot.
+type verifier struct {
+	*Service
+	store verifyTx
+}
+
+// verifyTx is a read transaction seen as much of a Store as Verify needs:
+// its log reads, and View, which runs fn in the same transaction again.
+type verifyTx struct{ Tx }
+
+func (r verifyTx) View(_ context.Context, fn func(Tx) error) error { return fn(r.Tx) }
+
+func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{}
 	size, err := s.store.LogSize(ctx)
 	if err != nil {
@@ -233,7 +264,7 @@ func (c *sigChecker) wait() (uint64, error) {
 
 // compareNodes checks every stored perfect-subtree node against the
 // recomputed tree.
-func (s *Service) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uint64) error {
+func (s *verifier) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uint64) error {
 	var ids []compact.NodeID
 	flush := func() error {
 		if len(ids) == 0 {
@@ -268,7 +299,7 @@ func (s *Service) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uin
 	return flush()
 }
 
-func (s *Service) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size uint64, extra [][]byte, rep *VerifyReport) error {
+func (s *verifier) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size uint64, extra [][]byte, rep *VerifyReport) error {
 	var notes [][]byte
 	if _, msg, err := s.store.LatestCheckpoint(ctx); err == nil {
 		notes = append(notes, msg)
@@ -300,7 +331,7 @@ func (s *Service) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size
 	return nil
 }
 
-func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.PublicKey, want map[string]*expected, rep *VerifyReport) error {
+func (s *verifier) compareState(ctx context.Context, keys map[string]ed25519.PublicKey, want map[string]*expected, rep *VerifyReport) error {
 	return s.store.View(ctx, func(tx Tx) error {
 		seen := 0
 		err := tx.ScanRecords(ctx, "", func(r *Record) error {
@@ -341,7 +372,7 @@ func (s *Service) compareState(ctx context.Context, keys map[string]ed25519.Publ
 // compareDerived checks the structures the store derives from the records
 // for speed against the records, which compareState has found to match
 // the log.
-func (s *Service) compareDerived(ctx context.Context) error {
+func (s *verifier) compareDerived(ctx context.Context) error {
 	return s.store.View(ctx, func(tx Tx) error {
 		if hc, ok := tx.(HeadChecker); ok {
 			id, err := hc.MisflaggedHead(ctx)

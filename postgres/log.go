@@ -122,7 +122,35 @@ func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ct
 
 // Leaves returns the leaves in [start, end).
 func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
-	rows, err := s.pool.Query(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx`,
+	return readLeaves(ctx, s.pool, start, end)
+}
+
+// Nodes reads stored tree nodes (tlog.NodeReader).
+func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, s.pool, ids)
+}
+
+// LogSize is the number of leaves in the transaction's snapshot.
+func (t *txn) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, t.tx) }
+
+// Leaves returns the leaves in [start, end) of the transaction's snapshot.
+func (t *txn) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
+	return readLeaves(ctx, t.tx, start, end)
+}
+
+// Nodes reads stored tree nodes in the transaction's snapshot.
+func (t *txn) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, t.tx, ids)
+}
+
+// LatestCheckpoint returns the largest checkpoint in the transaction's
+// snapshot; ErrNotFound if none.
+func (t *txn) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, t.tx)
+}
+
+func readLeaves(ctx context.Context, q querier, start, end uint64) ([]custody.Leaf, error) {
+	rows, err := q.Query(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx`,
 		int64(start), int64(end))
 	if err != nil {
 		return nil, classify(err)
@@ -141,11 +169,6 @@ func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, 
 	return out, classify(rows.Err())
 }
 
-// Nodes reads stored tree nodes (tlog.NodeReader).
-func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, s.pool, ids)
-}
-
 // SaveCheckpoint stores a signed checkpoint; one already stored for the
 // same size is kept.
 func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
@@ -155,9 +178,13 @@ func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) er
 
 // LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.
 func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, s.pool)
+}
+
+func latestCheckpoint(ctx context.Context, q querier) (uint64, []byte, error) {
 	var size int64
 	var note []byte
-	err := s.pool.QueryRow(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := q.QueryRow(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil, custody.ErrNotFound
 	}

@@ -161,7 +161,37 @@ func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ct
 
 // Leaves returns the leaves in [start, end).
 func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
+	return readLeaves(ctx, s.reader(), start, end)
+}
+
+// Nodes reads stored tree nodes (tlog.NodeReader).
+func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, s.r, ids)
+}
+
+// LogSize is the number of leaves in the transaction's snapshot.
+func (t *txn) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, t) }
+
+// Leaves returns the leaves in [start, end) of the transaction's snapshot.
+func (t *txn) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
+	return readLeaves(ctx, t, start, end)
+}
+
+// Nodes reads stored tree nodes in the transaction's snapshot. Its query
+// text varies with the number of ids, so it stays out of the statement
+// cache, as the store's own Nodes does.
+func (t *txn) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, t.tx, ids)
+}
+
+// LatestCheckpoint returns the largest checkpoint in the transaction's
+// snapshot; ErrNotFound if none.
+func (t *txn) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, t)
+}
+
+func readLeaves(ctx context.Context, q queryer, start, end uint64) ([]custody.Leaf, error) {
+	rows, err := q.QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -177,11 +207,6 @@ func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, 
 	return out, rows.Err()
 }
 
-// Nodes reads stored tree nodes (tlog.NodeReader).
-func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, s.r, ids)
-}
-
 // SaveCheckpoint stores a signed checkpoint. It goes through the writer
 // like every write: the writer goroutine is the only user of the write
 // connections, so the statement cache can always prepare on the spare one.
@@ -193,9 +218,13 @@ func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) er
 
 // LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.
 func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, s.reader())
+}
+
+func latestCheckpoint(ctx context.Context, q queryer) (uint64, []byte, error) {
 	var size uint64
 	var note []byte
-	err := s.reader().QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := q.QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, custody.ErrNotFound
 	}

@@ -84,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Policy", testPolicy},
 		{"Log", testLog},
 		{"ConcurrentRollback", testConcurrentRollback},
+		{"LiveVerify", testLiveVerify},
+		{"CheckPublished", testCheckPublished},
 		{"Checkpoints", testCheckpoints},
 		{"Tombstones", testTombstones},
 		{"Grants", testGrants},

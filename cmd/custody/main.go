@@ -2,7 +2,7 @@
 // (serve, mcp), offline store tools (principal, verify, reindex, export,
 // restore),
 // clients of a running server (remember, recall, search, review, lineage,
-// gate), the payee-poisoning demo and the benchmarks.
+// gate, log), the payee-poisoning demo and the benchmarks.
 package main
 
 import (
@@ -35,6 +35,7 @@ var verbs = map[string]verb{
 	"review":    {"list, approve or reject quarantined memories", runReview},
 	"lineage":   {"show a memory's ancestors and descendants", runLineage},
 	"gate":      {"ask the gate whether an action may run", runGate},
+	"log":       {"the server's signed log: log checkpoint [--pin FILE] holds it to the last one seen", runLog},
 	"export":    {"write a signed snapshot of a tenant", runExport},
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
 	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	every := fs.Uint64("checkpoint-every", DefaultCheckpointEvery, "sign a checkpoint at least every `n` log entries")
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
+	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -52,7 +53,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
-	if _, err := svc.Checkpoint(ctx); err != nil {
+	accepted, err := checkPublished(ctx, svc, sf, *acceptRollback, stderr)
+	if err != nil {
+		return err
+	}
+	first := svc.Checkpoint
+	if accepted {
+		first = svc.AcceptRollback
+	}
+	if _, err := first(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
 	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
@@ -65,7 +74,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(mcpSrv.Close) // ends the MCP event streams
 	url := "http://" + ln.Addr().String()
-	greet(stderr, url, sf.where(), sf.flagArg())
+	vkey, err := svc.VerifierKey()
+	if err != nil {
+		return err
+	}
+	greet(stderr, url, sf.where(), sf.flagArg(), vkey)
 
 	bg, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -94,7 +107,37 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-func greet(w io.Writer, url, where, storeArg string) {
+// checkPublished refuses a store whose log is behind or disagrees with
+// the checkpoint file (the last checkpoint this server published), unless
+// accept, in which case it reports that it accepted one; and warns when
+// the file is missing on a log that has entries.
+func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, accept bool, stderr io.Writer) (accepted bool, err error) {
+	p, err := svc.CheckPublished(ctx)
+	switch {
+	case errors.Is(err, custody.ErrRolledBack) && accept:
+		fmt.Fprintf(stderr, "custody serve: WARNING: starting as --accept-rollback says, although %v\n"+
+			"The checkpoint file is now replaced by a checkpoint of the store as it is.\n\n", err)
+		return true, nil
+	case errors.Is(err, custody.ErrRolledBack):
+		return false, fmt.Errorf("refusing to start: %w\n\n"+
+			"Someone may have rolled the database back to an older copy to undo changes the log recorded.\n"+
+			"If you restored an older backup on purpose (or moved the store without its checkpoint file), check it\n"+
+			"against a checkpoint saved elsewhere with\n"+
+			"  custody verify %s --checkpoint FILE\n"+
+			"and start once with --accept-rollback. Otherwise keep the server stopped, restore the newest backup\n"+
+			"that matches the checkpoint file, and find out who changed the store (see docs/operations.md).", err, sf.flagArg())
+	case err != nil:
+		return false, fmt.Errorf("checking the store against its checkpoint file: %w", err)
+	}
+	if p.Missing && p.LogSize > 0 {
+		fmt.Fprintf(stderr, "custody serve: WARNING: no checkpoint file at %s, and the store's log has %d entries but no\n"+
+			"checkpoint signed by this server: a rollback of this store before now could not be noticed. Starting, and\n"+
+			"publishing a first checkpoint; keep copies of it elsewhere (custody log checkpoint --pin FILE).\n\n", p.File, p.LogSize)
+	}
+	return false, nil
+}
+
+func greet(w io.Writer, url, where, storeArg, verifierKey string) {
 	fmt.Fprintf(w, `custody is serving on %[1]s (store %[2]s)
 
 Create a principal and make a first call (in another terminal):
@@ -105,8 +148,10 @@ Create a principal and make a first call (in another terminal):
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/search -d '{"query":"answers"}'
 
 API description: %[1]s/v1/openapi.json · metrics: %[1]s/metrics · stop with Ctrl-C
+Checkpoint verifier key (pin the log with custody log checkpoint --pin FILE --verifier KEY):
+  %[4]s
 
-`, url, where, storeArg)
+`, url, where, storeArg, verifierKey)
 }
 
 // checkpointLoop signs a checkpoint when the log grew by every entries or

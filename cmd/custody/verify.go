@@ -17,15 +17,26 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs)
+	existingStore(fs)
 	var cps checkpointFlags
 	cps.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody verify [--db FILE] [--checkpoint FILE]...\n\n"+
+		fmt.Fprintf(stderr, "Usage: custody verify [--db FILE | --postgres DSN] [--checkpoint FILE]...\n\n"+
 			"Recomputes the Merkle tree from the log, checks every signature and checkpoint, replays the log\n"+
-			"into the state of every record and compares it with the store. Exit 0 only when all agree.\n\n")
+			"into the state of every record and compares it with the store. Exit 0 only when all agree.\n"+
+			"It reads the store in one snapshot, so it may run while a server writes to the store.\n"+
+			"It checks the log against the checkpoint file beside the store and warns when that file is\n"+
+			"missing; a store rolled back together with that file is caught only by a checkpoint saved\n"+
+			"elsewhere (--checkpoint, or the pin file of custody log checkpoint --pin).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if err := requireStore(sf); err != nil {
 		return err
 	}
 	notes, err := cps.read(sf)
@@ -52,7 +63,59 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "ok: %d log entries, %d records, %d principals and %d checkpoints agree; root %s\n",
 		rep.Entries, rep.Records, rep.Principals, rep.Checkpoints, base64.StdEncoding.EncodeToString(rep.Root))
+	if w, err := missingCheckpointWarning(ctx, svc, sf, rep, len(cps.files)); err != nil {
+		return err
+	} else if w != "" {
+		fmt.Fprintf(stderr, "custody verify: WARNING: %s\n", w)
+	}
 	return nil
+}
+
+// existingStore says in --db's help that verify opens a store, never
+// creates one.
+func existingStore(fs *flag.FlagSet) {
+	fs.Lookup("db").Usage = "SQLite database `file` of the store to check (must exist; never created)"
+}
+
+// requireStore refuses a store or server key that does not exist, rather
+// than let opening the store create them.
+func requireStore(sf storeFlags) error {
+	if sf.postgres == "" {
+		if _, err := os.Stat(sf.db); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no store at %s: give the database file of an existing store with --db (or --postgres DSN); nothing was created", sf.db)
+		} else if err != nil {
+			return fmt.Errorf("store %s: %w", sf.db, err)
+		}
+	}
+	if _, err := os.Stat(sf.keyPath()); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no server key at %s: verify needs the key the store was created with (--key FILE); nothing was created", sf.keyPath())
+	} else if err != nil {
+		return fmt.Errorf("server key %s: %w", sf.keyPath(), err)
+	}
+	return nil
+}
+
+// missingCheckpointWarning is what to say when the checkpoint file beside
+// the store is missing although the log has entries: verify then had
+// nothing outside the database to hold the log to, unless extra
+// checkpoints were given.
+func missingCheckpointWarning(ctx context.Context, svc *custody.Service, sf storeFlags, rep *custody.VerifyReport, extra int) (string, error) {
+	path := sf.checkpointPath()
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) || rep.Entries == 0 {
+		return "", nil
+	}
+	what := fmt.Sprintf("no checkpoint file at %s, although the log has %d entries", path, rep.Entries)
+	if _, _, err := svc.Store().LatestCheckpoint(ctx); err == nil {
+		what += " and the store holds checkpoints a server published (the file may have been removed to hide a rollback;" +
+			" custody serve refuses to start on this store)"
+	} else if !errors.Is(err, custody.ErrNotFound) {
+		return "", err
+	}
+	if extra > 0 {
+		return what + ".\nThe log was checked against the checkpoints given with --checkpoint only.", nil
+	}
+	return what + ".\nA store rolled back to an older copy would pass this verify: check it against a checkpoint" +
+		" saved elsewhere with --checkpoint FILE (such as a pin file of custody log checkpoint --pin).", nil
 }
 
 // restoreAdvice is what to do when the records or the log were changed.

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/custody-mem/custody/client"
+)
+
+func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
+		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
+			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n\n"+
+			"Run 'custody log checkpoint -h' for its flags.\n")
+		return flag.ErrHelp
+	case len(args) == 0 || args[0] != "checkpoint":
+		return usageError{"the only subcommand is 'checkpoint': custody log checkpoint [--pin FILE --verifier KEY]"}
+	}
+	fs := flag.NewFlagSet("log checkpoint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := registerClientFlags(fs)
+	pinFile := fs.String("pin", os.Getenv("CUSTODY_PIN"), "pin `file`: the newest checkpoint seen; the server's must extend it, and replaces it (default $CUSTODY_PIN)")
+	vkey := fs.String("verifier", os.Getenv("CUSTODY_VERIFIER_KEY"), "checkpoint verifier `key` custody serve prints, origin+hash+base64; required with --pin (default $CUSTODY_VERIFIER_KEY)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
+			"Prints the signed checkpoint of the log of the server at $CUSTODY_URL (with $CUSTODY_TOKEN).\n"+
+			"With --pin, it first checks the checkpoint's signature and that the log extends the one\n"+
+			"saved in FILE (a consistency proof from the server), then saves it there: a server whose\n"+
+			"store was rolled back or rewritten since fails with exit 1, and FILE is kept. The pin file\n"+
+			"is a checkpoint custody verify --checkpoint FILE also takes.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	if *pinFile == "" {
+		note, err := c.Checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(note)
+		return err
+	}
+	if *vkey == "" {
+		return usageError{"--pin needs --verifier KEY (or $CUSTODY_VERIFIER_KEY): the checkpoint verifier key custody serve prints"}
+	}
+	saved, err := os.ReadFile(*pinFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading the pin file: %w", err)
+	}
+	pin, err := client.NewPin(c, strings.TrimSpace(*vkey), saved)
+	if err != nil {
+		return fmt.Errorf("%w (pin file %s)", err, *pinFile)
+	}
+	prev, pinned := pin.Pinned()
+	cp, err := pin.Checkpoint(ctx)
+	if errors.Is(err, client.ErrLogInconsistent) {
+		return fmt.Errorf("%w\nThe server's store was rolled back or rewritten since the checkpoint pinned in %s; that file is kept as evidence.\n"+
+			"Tell the server's operator: custody verify --checkpoint %s on the store shows the same.", err, *pinFile, *pinFile)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writePin(*pinFile, pin.Note()); err != nil {
+		return err
+	}
+	if cf.json {
+		out := pinAnswer{Origin: cp.Origin, Size: cp.Size, Root: base64.StdEncoding.EncodeToString(cp.Root), PinFile: *pinFile}
+		if pinned {
+			out.PinnedBefore = &prev.Size
+		}
+		return printJSON(stdout, out)
+	}
+	if pinned {
+		fmt.Fprintf(stdout, "ok: the log (%d entries, root %s) extends the pinned checkpoint of %d entries; pinned it in %s\n",
+			cp.Size, base64.StdEncoding.EncodeToString(cp.Root), prev.Size, *pinFile)
+	} else {
+		fmt.Fprintf(stdout, "ok: pinned the log (%d entries, root %s) in %s\n", cp.Size, base64.StdEncoding.EncodeToString(cp.Root), *pinFile)
+	}
+	return nil
+}
+
+// pinAnswer is what --json prints after a pin.
+type pinAnswer struct {
+	Origin       string  `json:"origin"`
+	Size         uint64  `json:"size"`
+	Root         string  `json:"root"`
+	PinFile      string  `json:"pin_file"`
+	PinnedBefore *uint64 `json:"pinned_before"` // size of the checkpoint it extends; null on the first pin
+}
+
+// writePin replaces the pin file atomically, so a crash leaves the old pin
+// or the new one, never a torn file.
+func writePin(path string, note []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pin-*")
+	if err != nil {
+		return fmt.Errorf("saving the pin: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(note); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the pin: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the pin: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("saving the pin: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("saving the pin: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/client"
+	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// serveDir serves the SQLite store dir/c.db (key dir/c.db.key, as the
+// store flags name them) at $CUSTODY_URL until stop.
+func serveDir(t *testing.T, dir string) (svc *custody.Service, stop func()) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "c.db.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc, err = custody.New(store, key, custody.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.DiscardHandler)}).Handler())
+	t.Setenv("CUSTODY_URL", srv.URL)
+	return svc, func() { srv.Close(); store.Close() }
+}
+
+// custody log checkpoint --pin holds a server to the last checkpoint seen:
+// an honest growing log passes and moves the pin (which verify takes as a
+// checkpoint saved elsewhere); the same server on a rolled-back store
+// fails, and the pin file is kept.
+func TestLogCheckpointPin(t *testing.T) {
+	dir, old := t.TempDir(), t.TempDir()
+	pinFile := filepath.Join(t.TempDir(), "pin")
+	svc, stop := serveDir(t, dir)
+	vkey, err := svc.VerifierKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	copyFiles(t, dir, old, "c.db", "c.db-wal", "c.db-shm")
+
+	svc, stop = serveDir(t, dir)
+	defer func() { stop() }()
+	if _, help, err := run(t, token, runLog, "-h"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(help, "custody log checkpoint -h") {
+		t.Errorf("log -h = %v, %q; want the subcommands", err, help)
+	}
+	if _, _, err := run(t, token, runLog, "checkpoint", "--pin", pinFile); err == nil || !strings.Contains(err.Error(), "--verifier") {
+		t.Errorf("log checkpoint --pin without a verifier key = %v; want a usage error naming --verifier", err)
+	}
+	t.Setenv("CUSTODY_VERIFIER_KEY", vkey)
+	note, _, err := run(t, token, runLog, "checkpoint")
+	if err != nil || !strings.HasPrefix(note, custody.DefaultLogOrigin+"\n") {
+		t.Fatalf("log checkpoint = %v, %q; want the signed note", err, note)
+	}
+	if out, _, err := run(t, token, runLog, "checkpoint", "--pin", pinFile); err != nil || !strings.HasPrefix(out, "ok: pinned the log (1 entries") {
+		t.Fatalf("first pin = %v, %q", err, out)
+	}
+	if _, err := client.New(os.Getenv("CUSTODY_URL"), token).Remember(t.Context(), httpapi.MemoryRequest{Namespace: "n", Class: "fact", Body: "grows", Channel: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, token, runLog, "checkpoint", "--pin", pinFile); err != nil || !strings.Contains(out, "extends the pinned checkpoint of 1 entries") {
+		t.Fatalf("pin of the grown log = %v, %q", err, out)
+	}
+	if out, _, err := verifyOut(t, "--db", filepath.Join(dir, "c.db"), "--checkpoint", pinFile); err != nil || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("verify of the served store with the pin file = %v, %q", err, out)
+	}
+	pinned, err := os.ReadFile(pinFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	copyFiles(t, old, dir, "c.db", "c.db-wal", "c.db-shm")
+	_, stop = serveDir(t, dir)
+	_, _, err = run(t, token, runLog, "checkpoint", "--pin", pinFile)
+	if !errors.Is(err, client.ErrLogInconsistent) || !strings.Contains(err.Error(), "rolled back") || !strings.Contains(err.Error(), "custody verify --checkpoint "+pinFile) {
+		t.Fatalf("pin of the rolled-back server = %v; want ErrLogInconsistent and what to do", err)
+	}
+	if now, err := os.ReadFile(pinFile); err != nil || string(now) != string(pinned) {
+		t.Errorf("the pin file changed on an inconsistent log (%v)", err)
+	}
+}
