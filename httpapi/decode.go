@@ -13,8 +13,9 @@ import (
 
 // decodeJSON reads one JSON object from r's body into dst, strictly: at most
 // limit bytes (413 body_too_large), no unknown fields (400 unknown_field),
-// one value and nothing after it, and the right type for every field (400
-// invalid_json naming the field). An empty body is the zero value when
+// one value and nothing after it, the right type for every field (400
+// invalid_json naming the field), and strings that are text (400
+// invalid_input naming the field; see checkText). An empty body is the zero value when
 // optional, else 400.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, optional bool) error {
 	b, err := readBody(w, r, limit)
@@ -54,7 +55,7 @@ func decodeBytes(b []byte, dst any, optional bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest(codeInvalidJSON, "", "request body must hold a single JSON object and nothing after it")
 	}
-	return nil
+	return checkText(b)
 }
 
 // jsonError turns a decoding error into a 400 that names what was wrong.
