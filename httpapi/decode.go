@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,10 +30,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, op
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
+	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
 		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge,
 			message: fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit)}
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, &apiError{status: http.StatusRequestTimeout, code: "request_timeout",
+			message: "the request body arrived too slowly and was cut; send the whole body at once"}
 	case err != nil:
 		return nil, badRequest(codeInvalidJSON, "", "could not read the request body")
 	}
