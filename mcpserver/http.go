@@ -59,7 +59,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{UserID: bindingID(b.caller)}, nil
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(jsonErrors(sdk))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
