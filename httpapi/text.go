@@ -1,78 +1,22 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/custody-mem/custody/internal/jsontext"
 )
 
-// checkText rejects a JSON document whose strings are not text: raw bytes
-// that are not UTF-8, and \u escapes of a lone UTF-16 surrogate
-// ("\ud800" without its pair). encoding/json quietly turns both into
-// U+FFFD, which would store a body the caller never sent; custody answers
-// 400 invalid_input naming the field instead. A U+FFFD the caller did send,
-// raw or as "\ufffd", is text and passes, as does an escaped surrogate
-// pair. b must already be valid JSON syntax (decodeBytes checks it first).
+// checkText rejects a JSON document whose strings are not text (see
+// jsontext.Check) with 400 invalid_input naming the field: encoding/json
+// would quietly store U+FFFD in their place, a body the caller never sent.
+// b must already be valid JSON syntax (decodeBytes checks it first).
 func checkText(b []byte) error {
-	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`)) {
-		return nil // the common case: nothing to look at
+	field, problem := jsontext.Check(b)
+	if problem == "" {
+		return nil
 	}
-	type frame struct {
-		obj     bool
-		wantKey bool
-		key     string
-	}
-	var stack []frame
-	path := func() string {
-		var keys []string
-		for _, f := range stack {
-			if f.obj && f.key != "" {
-				keys = append(keys, f.key)
-			}
-		}
-		return strings.Join(keys, ".")
-	}
-	for i := 0; i < len(b); {
-		switch b[i] {
-		case '{':
-			stack = append(stack, frame{obj: true, wantKey: true})
-			i++
-		case '[':
-			stack = append(stack, frame{})
-			i++
-		case '}', ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-			i++
-		case ',':
-			if n := len(stack); n > 0 && stack[n-1].obj {
-				stack[n-1].wantKey = true
-			}
-			i++
-		case '"':
-			end, problem := scanString(b, i)
-			isKey := len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey
-			if problem != "" {
-				if isKey {
-					return badRequest("invalid_input", path(), fmt.Sprintf("a field name %s; send JSON text as UTF-8, with surrogate escapes only in pairs", problem))
-				}
-				field := path()
-				return badRequest("invalid_input", field, fmt.Sprintf("%s %s; it would not be stored as sent. Send UTF-8 text, with \\u surrogate escapes only in high-low pairs", fieldLabel(field), problem))
-			}
-			if isKey {
-				var k string
-				_ = json.Unmarshal(b[i:end], &k) // valid: checked above and by the decoder
-				stack[len(stack)-1].key, stack[len(stack)-1].wantKey = k, false
-			}
-			i = end
-		default:
-			i++
-		}
-	}
-	return nil
+	return badRequest("invalid_input", field, fmt.Sprintf("%s %s; it would not be stored as sent. "+
+		"Send UTF-8 text, with \\u surrogate escapes only in high-low pairs", fieldLabel(field), problem))
 }
 
 // fieldLabel names a field in a message.
@@ -81,74 +25,4 @@ func fieldLabel(field string) string {
 		return "a string of the request"
 	}
 	return fmt.Sprintf("field %q", field)
-}
-
-// scanString reads the JSON string that starts at b[start] (a quote) and
-// returns the index just past its closing quote and, when the string is not
-// text, what is wrong with it.
-func scanString(b []byte, start int) (end int, problem string) {
-	i := start + 1
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, problem
-		case c == '\\':
-			if i+1 < len(b) && b[i+1] == 'u' {
-				r, ok := hex4(b, i+2)
-				switch {
-				case !ok:
-					i += 2
-				case r >= 0xD800 && r <= 0xDBFF:
-					if lo, ok := hex4(b, i+8); ok && i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' && lo >= 0xDC00 && lo <= 0xDFFF {
-						i += 12
-						continue
-					}
-					if problem == "" {
-						problem = fmt.Sprintf(`holds a lone surrogate escape \u%04x`, r)
-					}
-					i += 6
-				case r >= 0xDC00 && r <= 0xDFFF:
-					if problem == "" {
-						problem = fmt.Sprintf(`holds a lone surrogate escape \u%04x`, r)
-					}
-					i += 6
-				default:
-					i += 6
-				}
-				continue
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 && problem == "" {
-				problem = fmt.Sprintf("holds bytes that are not UTF-8 (0x%02x at byte %d)", c, i)
-			}
-			i += size
-		}
-	}
-	return len(b), problem
-}
-
-// hex4 reads four hex digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i < 0 || i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -63,5 +64,45 @@ func TestSessionErrorsAreJSON(t *testing.T) {
 	wantJSONError(t, resp, body, http.StatusNotFound, "not_found")
 	if resp, body := rawPost(t, ts.URL, alice, sid, nil, list); resp.StatusCode != http.StatusOK || !strings.Contains(body, "memory_search") {
 		t.Errorf("alice's own session: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestHTTPTextIsWhatWasSent: a tools/call over streamable HTTP whose
+// arguments hold a lone surrogate escape or bytes that are not UTF-8 is
+// 400 invalid_input naming the argument, and nothing is logged; an escaped
+// surrogate pair (an emoji) is remembered exactly.
+func TestHTTPTextIsWhatWasSent(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	ap, _ := f.principal(t, "acme", "alice", []string{"user"}, nil)
+	_, harness := f.principal(t, "acme", "harness", []string{"agent"}, nil)
+	ts := httptest.NewServer(mcpserver.HTTPHandler(f.svc, mcpserver.Options{}))
+	t.Cleanup(ts.Close)
+	asAlice := map[string]string{mcpserver.SubjectHeader: "alice"}
+	sid := rawSession(t, ts.URL, harness, asAlice)
+	call := func(body string) string {
+		return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_remember","arguments":` +
+			`{"namespace":"notes","class":"episode","body":"` + body + `"}}}`
+	}
+	before := f.logSize(t)
+	for _, body := range []string{`pay \ud800 now`, "caf\xe9"} {
+		resp, answer := rawPost(t, ts.URL, harness, sid, asAlice, call(body))
+		wantJSONError(t, resp, answer, http.StatusBadRequest, "invalid_input")
+		if !strings.Contains(answer, `"field":"params.arguments.body"`) {
+			t.Errorf("the error does not name the argument: %s", answer)
+		}
+	}
+	if after := f.logSize(t); after != before {
+		t.Fatalf("log grew %d -> %d on text that is not UTF-8", before, after)
+	}
+
+	resp, answer := rawPost(t, ts.URL, harness, sid, asAlice, call(`smile \ud83d\ude00`))
+	m := regexp.MustCompile(`\\"id\\":\\"([0-9A-Z]{26})\\"|"id":"([0-9A-Z]{26})"`).FindStringSubmatch(answer)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("an emoji: %d %s", resp.StatusCode, answer)
+	}
+	id := m[1] + m[2]
+	r, err := f.svc.Get(f.ctx, f.act(t, ap, ""), id)
+	if err != nil || r.Body != "smile \U0001F600" {
+		t.Fatalf("stored body %q, %v; want the emoji as sent", r.Body, err)
 	}
 }
