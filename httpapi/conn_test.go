@@ -133,16 +133,26 @@ func TestConnCapPerAddr(t *testing.T) {
 	served(c2, b2, get)
 }
 
-// TestStreamOutlivesTimeouts: a mounted event stream (GET, Accept:
-// text/event-stream) keeps working past the read and write timeouts that
-// cut a slow body, and it is counted but not timed in the latency
-// histogram; a plain GET of the same route is timed.
+// TestStreamOutlivesTimeouts: a mounted event stream keeps working past the
+// read and write timeouts that cut a slow body, whether a GET opened it
+// (Accept: text/event-stream) or a POST's answer streams; a GET stream is
+// counted but not timed in the latency histogram, a plain GET of the same
+// route is timed.
 func TestStreamOutlivesTimeouts(t *testing.T) {
+	for _, method := range []string{"GET", "POST"} {
+		t.Run(method, func(t *testing.T) { testStreamOutlivesTimeouts(t, method) })
+	}
+}
+
+func testStreamOutlivesTimeouts(t *testing.T, method string) {
 	e := newEnv(t, Options{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, RatePerSecond: -1})
 	next := make(chan struct{})
 	e.api.Mount("/stream", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isStreamRequest(r) {
+		if r.Method == "GET" && !isStreamRequest(r) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return
+		}
+		if _, err := io.ReadAll(r.Body); err != nil {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -159,7 +169,11 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 	alice := e.principal("acme", "alice", []string{"user"})
 
 	c := e.dial(t)
-	fmt.Fprintf(c, "GET /stream HTTP/1.1\r\nHost: custody\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", alice)
+	if method == "GET" {
+		fmt.Fprintf(c, "GET /stream HTTP/1.1\r\nHost: custody\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", alice)
+	} else {
+		fmt.Fprintf(c, "POST /stream HTTP/1.1\r\nHost: custody\r\nAuthorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}", alice)
+	}
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("opening the stream: %v %v", err, res)
@@ -180,7 +194,9 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 	if err != nil || !strings.Contains(string(rest), "data: after\n") {
 		t.Fatalf("the stream was cut by the timeouts: %q, %v", rest, err)
 	}
-
+	if method != "GET" {
+		return
+	}
 	want(t, e.do(alice, "GET", "/stream", nil), http.StatusOK, "")
 	metrics := e.do("", "GET", "/metrics", nil).String()
 	for _, line := range []string{
