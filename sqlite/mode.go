@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 )
 
 // fileMode is the mode of a new store's files. SQLite creates the WAL and
@@ -17,6 +18,9 @@ const fileMode fs.FileMode = 0o600
 // not exist yet, and warns (slog, naming the file and the fix) about each
 // existing store file that others may read or write.
 func prepareFiles(path string) error {
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil // not a plain file path: SQLite makes what it names
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
 	switch {
 	case err == nil:
