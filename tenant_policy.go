@@ -45,9 +45,33 @@ func (s *Service) ActivePolicy(ctx context.Context, c *Caller) (*Policy, error) 
 	return p, err
 }
 
+// PolicyChange says how ChangePolicy installs a policy.
+type PolicyChange struct {
+	// Force installs the policy even when DryRunPolicy finds candidates it
+	// cannot evaluate; those then wait as pending (fail closed).
+	Force bool
+}
+
+// ChangePolicy is SetPolicy after a dry run: unless ch.Force, a policy that
+// DryRunPolicy cannot evaluate on the tenant's recent candidates is refused
+// (ErrInvalid naming the candidate and the error) and the active policy
+// stays. The transports use it.
+func (s *Service) ChangePolicy(ctx context.Context, c *Caller, text []byte, ch PolicyChange) (*Policy, []string, error) {
+	if !c.Principal.HasAny(RolePolicyOwner) {
+		return nil, nil, forbidden("changing the policy needs the policy_owner role")
+	}
+	if !ch.Force {
+		if err := s.DryRunPolicy(ctx, c, text); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.SetPolicy(ctx, c, text)
+}
+
 // SetPolicy replaces the tenant's policy (policy_owner only), logs the
 // change, and re-evaluates the tenant's pending candidates under it, all in
 // one transaction. It returns the new policy and the ids that left pending.
+// It installs without a dry run, as ChangePolicy with Force does.
 func (s *Service) SetPolicy(ctx context.Context, c *Caller, text []byte) (*Policy, []string, error) {
 	if !c.Principal.HasAny(RolePolicyOwner) {
 		return nil, nil, forbidden("changing the policy needs the policy_owner role")

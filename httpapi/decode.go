@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,8 +14,9 @@ import (
 
 // decodeJSON reads one JSON object from r's body into dst, strictly: at most
 // limit bytes (413 body_too_large), no unknown fields (400 unknown_field),
-// one value and nothing after it, and the right type for every field (400
-// invalid_json naming the field). An empty body is the zero value when
+// one value and nothing after it, the right type for every field (400
+// invalid_json naming the field), and strings that are text (400
+// invalid_input naming the field; see checkText). An empty body is the zero value when
 // optional, else 400.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, optional bool) error {
 	b, err := readBody(w, r, limit)
@@ -28,10 +30,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, op
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
+	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
 		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge,
 			message: fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit)}
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, &apiError{status: http.StatusRequestTimeout, code: "request_timeout",
+			message: "the request body arrived too slowly and was cut; send the whole body at once"}
 	case err != nil:
 		return nil, badRequest(codeInvalidJSON, "", "could not read the request body")
 	}
@@ -54,7 +60,7 @@ func decodeBytes(b []byte, dst any, optional bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest(codeInvalidJSON, "", "request body must hold a single JSON object and nothing after it")
 	}
-	return nil
+	return checkText(b)
 }
 
 // jsonError turns a decoding error into a 400 that names what was wrong.

@@ -3,8 +3,11 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/custody-mem/custody"
 )
@@ -84,4 +87,91 @@ func FuzzDecodeSearchRequest(f *testing.F) {
 			t.Fatalf("status %d: %s", r.status, r.body)
 		}
 	})
+}
+
+// FuzzCheckText: checkText accepts a JSON document exactly when decoding it
+// loses nothing, that is, when every string decodes to what re-encoding
+// would send back; it never panics.
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{
+		`{"body":"\ud800"}`, `{"body":"\ud83d\ude00"}`, `{"body":"\ufffd"}`, "{\"body\":\"\xff\"}",
+		`{"a":["\udc00"]}`, `{"\ud800":"x"}`, `{"a":{"b":"\\ud800"}}`, `["x","\uD83D\uDE00"]`, `"\u12"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		err := checkText(b)
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		lossy := hasLoss(b)
+		if (err != nil) != lossy {
+			t.Fatalf("checkText(%q) = %v, but the document is lossy=%v", b, err, lossy)
+		}
+		if err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.status != 400 || ae.code != "invalid_input" {
+				t.Fatalf("checkText error %v is not a 400 invalid_input", err)
+			}
+		}
+	})
+}
+
+// hasLoss is a slow reference for checkText: it decodes every string of b
+// alone and reports whether any raw string was not valid UTF-8 or held a
+// lone surrogate escape, found by comparing against a decoder that keeps
+// the UTF-16 units.
+func hasLoss(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end, problem := scanStringRef(b, i)
+		if problem {
+			return true
+		}
+		i = end - 1
+	}
+	return false
+}
+
+// scanStringRef decodes the JSON string at b[start] into UTF-16 units and
+// reports whether it was lossy: invalid UTF-8, or a surrogate unit not in a
+// high-low pair.
+func scanStringRef(b []byte, start int) (end int, lossy bool) {
+	var units []uint16
+	i := start + 1
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' {
+			if b[i+1] == 'u' {
+				n, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+				units = append(units, uint16(n))
+				i += 6
+				continue
+			}
+			units = append(units, uint16(b[i+1]))
+			i += 2
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			lossy = true
+		}
+		units = append(units, utf16.Encode([]rune{r})...)
+		i += size
+	}
+	for j := 0; j < len(units); j++ {
+		u := units[j]
+		switch {
+		case utf16.IsSurrogate(rune(u)) && u < 0xDC00 && j+1 < len(units) && units[j+1] >= 0xDC00 && units[j+1] <= 0xDFFF:
+			j++
+		case utf16.IsSurrogate(rune(u)):
+			lossy = true
+		}
+	}
+	return i + 1, lossy
 }

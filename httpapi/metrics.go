@@ -132,7 +132,9 @@ func (s *Server) instrument(pattern string, h http.Handler) http.Handler {
 				code = http.StatusOK
 			}
 			s.metrics.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(code)).Inc()
-			s.metrics.duration.WithLabelValues(pattern).Observe(d.Seconds())
+			if !isStreamAnswer(r, sw) { // a stream's duration is its life, not a latency
+				s.metrics.duration.WithLabelValues(pattern).Observe(d.Seconds())
+			}
 			level := slog.LevelInfo
 			if code >= 500 {
 				level = slog.LevelWarn

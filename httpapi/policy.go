@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/custody-mem/custody"
 )
@@ -57,11 +59,18 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if len(bytes.TrimSpace(text)) == 0 {
 		return badRequest("invalid_input", "text", "the policy text is empty; send the Cedar policy (GET /v1/policy shows the active one)")
 	}
+	force := false
+	if v := r.URL.Query().Get("force"); v != "" {
+		var perr error
+		if force, perr = strconv.ParseBool(v); perr != nil {
+			return badRequest("invalid_input", "force", fmt.Sprintf("force=%q must be true or false", v))
+		}
+	}
 	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}
-	p, changed, err := s.svc.SetPolicy(r.Context(), c, text)
+	p, changed, err := s.svc.ChangePolicy(r.Context(), c, text, custody.PolicyChange{Force: force})
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/v1/policy", summary: "The tenant's active policy", tag: "policy",
 			query: []param{subjectParam}, status: 200, response: PolicyResponse{}, errors: []int{403}, handler: s.getPolicy},
 		{method: "PUT", path: "/v1/policy", summary: "Replace the tenant's policy (policy_owner)", tag: "policy",
-			request: PolicyRequest{}, textBody: true, query: []param{subjectParam},
+			request: PolicyRequest{}, textBody: true, query: []param{{name: "force", doc: "true installs a policy that fails its dry run on the tenant's recent candidates (they then wait as pending); without it such a policy is 400"}, subjectParam},
 			status: 200, response: PolicyChangeResponse{}, errors: []int{403, 413}, handler: s.putPolicy},
 	}
 }

@@ -18,6 +18,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -35,6 +36,22 @@ const (
 	DefaultRatePerSecond = 200.0
 	// DefaultRateBurst is how many requests a principal may send at once.
 	DefaultRateBurst = 400
+	// DefaultReadHeaderTimeout bounds the reading of a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds the reading of a whole request, body
+	// included; a body that arrives more slowly is cut (408).
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds the writing of an answer, from the end of
+	// the request's headers; it exceeds DefaultRequestTimeout so that a
+	// slow request still gets its error. Event streams of mounted handlers
+	// (GET with Accept: text/event-stream) are exempt.
+	DefaultWriteTimeout = 60 * time.Second
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for
+	// its next request.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxConnsPerAddr caps the connections one client address holds
+	// open at once; one host running many agents shares one address.
+	DefaultMaxConnsPerAddr = 256
 )
 
 // Options configure a Server. The zero value of each field means its default.
@@ -53,6 +70,19 @@ type Options struct {
 	// Logger receives one line per request and every internal error.
 	// Default slog.Default().
 	Logger *slog.Logger
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
+	// connection timeouts of the http.Server that HTTPServer returns.
+	// Defaults DefaultReadHeaderTimeout, DefaultReadTimeout,
+	// DefaultWriteTimeout and DefaultIdleTimeout.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// MaxConnsPerAddr caps the connections one client address may hold open
+	// through the listener Listener wraps; connections beyond it are closed
+	// at once (see connLimit). Default DefaultMaxConnsPerAddr; negative
+	// turns the cap off.
+	MaxConnsPerAddr int
 	// Registry receives the server's metrics. Default: a fresh registry
 	// (with the Go and process collectors). /metrics serves it when it is
 	// also a prometheus.Gatherer, else prometheus.DefaultGatherer.
@@ -89,6 +119,13 @@ func New(svc *custody.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.ReadHeaderTimeout = orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	opts.ReadTimeout = orDefault(opts.ReadTimeout, DefaultReadTimeout)
+	opts.WriteTimeout = orDefault(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdleTimeout = orDefault(opts.IdleTimeout, DefaultIdleTimeout)
+	if opts.MaxConnsPerAddr == 0 {
+		opts.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
 	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(opts.Registry)
 	svc.OnEvent(s.metrics.observe)
@@ -103,17 +140,51 @@ func New(svc *custody.Service, opts Options) *Server {
 	return s
 }
 
+// orDefault is d unless it is zero or negative.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // Handler returns the http.Handler that serves the API.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// HTTPServer returns an http.Server that serves Handler with the
+// connection timeouts of the options. Serve it on a listener wrapped by
+// Listener.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Listener wraps ln with the per-address connection cap of the options
+// (ln itself when the cap is off).
+func (s *Server) Listener(ln net.Listener) net.Listener {
+	if s.opts.MaxConnsPerAddr < 0 {
+		return ln
+	}
+	return limitConns(ln, s.opts.MaxConnsPerAddr, s.log)
+}
 
 // Mount serves h at pattern (a ServeMux pattern such as "/mcp") behind the
 // same bearer authentication, rate limit, panic recovery, metrics and
 // request log as the API. The handler finds its caller with PrincipalFrom.
-// No request timeout is applied, so long-lived streams keep working; h must
-// honour its request's context. Mounted handlers are not part of the
-// OpenAPI document.
+// No request timeout is applied, and an authenticated GET that asks for an
+// event stream (Accept: text/event-stream) is exempt from the read and write
+// timeouts of HTTPServer, so long-lived streams keep working; h must honour
+// its request's context. Such streams are counted in the request metrics but
+// not timed (their duration is the stream's life, not a latency). Mounted
+// handlers are not part of the OpenAPI document.
 func (s *Server) Mount(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, s.instrument(pattern, s.Authenticated(h)))
+	s.mux.Handle(pattern, s.instrument(pattern, s.Authenticated(streams(h))))
 }
 
 // serveHTTP routes a request. Requests that match no pattern get the JSON

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -59,7 +61,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{UserID: bindingID(b.caller)}, nil
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(jsonErrors(sdk))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
@@ -69,6 +71,9 @@ func (s *Server) HTTPHandler() http.Handler {
 		c, err := s.httpCaller(r)
 		if err != nil {
 			s.writeHTTPError(w, r, err)
+			return
+		}
+		if r.Method == http.MethodPost && !s.checkBody(w, r) {
 			return
 		}
 		b := &binding{caller: c}
@@ -120,6 +125,48 @@ func bearer(header string) (string, bool) {
 		return "", false
 	}
 	return token, true
+}
+
+// MaxBodyBytes bounds the body of a POST to the MCP endpoint.
+const MaxBodyBytes = 4 << 20
+
+// checkBody reads a POST body whole (at most MaxBodyBytes, else 413) and
+// refuses one whose JSON strings are not text (400 invalid_input naming
+// the field, see jsontext.Check): the SDK's decoder would hand the tools
+// U+FFFD in their place, a memory the model never sent. It puts the body
+// back for the SDK and reports whether the request may go on.
+func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil {
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		s.writeHTTPError(w, r, &custody.Error{Kind: custody.ErrInvalid, Msg: "could not read the request body"})
+		return false
+	}
+	if len(body) > MaxBodyBytes {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than the limit of %d bytes", MaxBodyBytes), "")
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !json.Valid(body) {
+		return true // the SDK answers malformed JSON-RPC itself
+	}
+	if field, problem := jsontext.Check(body); problem != "" {
+		s.writeHTTPError(w, r, &custody.Error{Kind: custody.ErrInvalid, Field: field,
+			Msg: fmt.Sprintf("%s %s; it would not reach memory as sent. Send UTF-8 text, with \\u surrogate escapes only in high-low pairs", field, problem)})
+		return false
+	}
+	return true
+}
+
+// writeJSONError writes the JSON error body with status.
+func writeJSONError(w http.ResponseWriter, status int, code, msg, field string) {
+	b, _ := json.Marshal(ErrorBody{Error: ErrorDetail{Code: code, Message: msg, Field: field}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
 }
 
 // opensSession reports whether a POST body holds an initialize request. It

@@ -112,10 +112,36 @@ func renderHistory(vs []HistoryVersion) string {
 	}
 	fmt.Fprintf(&b, "%d %s, oldest first (%s):\n", len(vs), noun, dataNotInstructions)
 	for _, v := range vs {
-		if v.Withheld {
+		extra := []string{attr("reason", v.Reason)}
+		switch {
+		case v.SupersededBy > 0:
+			// Its stored state is admitted, but it is not in force.
+			v.State = "superseded"
+			extra = append(extra, fmt.Sprintf("superseded_by=%d", v.SupersededBy))
+			v.Body = fmt.Sprintf("(body withheld: superseded by version %d; only the version in force is part of memory)", v.SupersededBy)
+		case v.Withheld && v.State == "admitted":
+			v.Body = "(body withheld: this version is not in force for you: it expired or is not shared with you)"
+		case v.Withheld:
 			v.Body = "(body withheld: this version is " + v.State + ", not part of memory)"
 		}
-		writeMemory(&b, v.Memory, attr("reason", v.Reason))
+		writeMemory(&b, v.Memory, extra...)
 	}
 	return b.String()
+}
+
+// markSuperseded sets SupersededBy on each withheld admitted version: the
+// next newer admitted version of the key, which replaced it. An older
+// version of a key keeps the state admitted in the store, but only the
+// newest admitted one is in force.
+func markSuperseded(vs []HistoryVersion) {
+	for i := range vs {
+		if !vs[i].Withheld || vs[i].State != "admitted" {
+			continue
+		}
+		for _, w := range vs {
+			if w.State == "admitted" && w.Version > vs[i].Version && (vs[i].SupersededBy == 0 || w.Version < vs[i].SupersededBy) {
+				vs[i].SupersededBy = w.Version
+			}
+		}
+	}
 }

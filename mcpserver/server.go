@@ -154,7 +154,7 @@ func (s *Server) mcpServer(ss *session) *mcp.Server {
 		// No logging capability: the tools are the whole surface.
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	srv.AddReceivingMiddleware(s.tools.rejectUnknownArguments)
+	srv.AddReceivingMiddleware(s.tools.rejectUnknownArguments, s.tools.plainArguments) // errors.go
 	ss.addTools(srv)
 	return srv
 }

@@ -115,6 +115,8 @@ type HistoryVersion struct {
 	Memory
 	Withheld bool   `json:"withheld,omitempty" jsonschema:"the body is not shown because this version is not part of memory"`
 	Reason   string `json:"reason"`
+	// SupersededBy is the newer version that replaced this admitted one.
+	SupersededBy int `json:"superseded_by,omitempty" jsonschema:"the newer version that replaced this one; a superseded version is not part of memory"`
 }
 
 // toolSchemas are the input schemas, computed once and shared read-only by
@@ -360,6 +362,7 @@ func (ss *session) history(ctx context.Context, req *mcp.CallToolRequest, in Get
 		}
 		out.Versions = append(out.Versions, v)
 	}
+	markSuperseded(out.Versions) // render.go
 	return ss.result(renderHistory(out.Versions)), out, nil
 }
 

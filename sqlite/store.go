@@ -61,6 +61,9 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 			return nil, fmt.Errorf("opening store %s: directory %s: %w", path, dir, err)
 		}
 	}
+	if err := prepareFiles(path); err != nil { // mode.go
+		return nil, err
+	}
 	dsn := func(extra string) string {
 		q := url.Values{}
 		q.Add("_pragma", "journal_mode(WAL)")

@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Gate", testGate},
 		{"Mentioning", testMentioning},
 		{"Policy", testPolicy},
+		{"PolicyDryRun", testPolicyDryRun},
 		{"Log", testLog},
 		{"ConcurrentRollback", testConcurrentRollback},
 		{"LiveVerify", testLiveVerify},

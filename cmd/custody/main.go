@@ -61,34 +61,46 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage(os.Stderr)
-		if len(os.Args) < 2 {
-			os.Exit(2)
-		}
-		return
-	}
-	v, ok := verbs[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "custody: unknown command %q\n\n", os.Args[1])
-		usage(os.Stderr)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := v.run(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// execute runs the command line args (without the program name) and returns
+// the exit code: 0, 1 for a failure, 2 for a mistake in the command line,
+// or the code a verb's error carries.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) < 1 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) < 1 {
+			return 2
+		}
+		return 0
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "custody: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := v.run(ctx, args[1:], stdout, stderr)
 	var ue usageError
 	var ec interface{ ExitCode() int }
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "custody %s: %s\nRun 'custody %s -h' for usage.\n", os.Args[1], ue.msg, os.Args[1])
-		os.Exit(2)
+		fmt.Fprintf(stderr, "custody %s: %s\nRun 'custody %s -h' for usage.\n", args[0], ue.msg, args[0])
+		return 2
 	case errors.As(err, &ec):
-		os.Exit(ec.ExitCode())
+		return ec.ExitCode()
 	default:
-		fmt.Fprintf(os.Stderr, "custody %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "custody %s: %v\n", args[0], err)
+		if hint := connectionHint(err); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+		return 1
 	}
+	return 0
 }

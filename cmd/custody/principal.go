@@ -15,9 +15,6 @@ func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return usageError{"the only subcommand is 'add': custody principal add --tenant T --name N --role R"}
-	}
 	fs := flag.NewFlagSet("principal add", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf storeFlags
@@ -34,6 +31,16 @@ func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			"Creates a principal (and its tenant, if new) and prints its bearer token alone on stdout.\n"+
 			"The token is shown once; only its hash is stored.\n\n")
 		fs.PrintDefaults()
+	}
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		fs.Usage()
+		return flag.ErrHelp
+	case len(args) == 0:
+		fs.Usage()
+		return usageError{"name a subcommand; the only one is 'add'"}
+	case args[0] != "add":
+		return usageError{fmt.Sprintf("unknown subcommand %q; the only one is 'add': custody principal add --tenant T --name N --role R", args[0])}
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -53,4 +60,13 @@ func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintln(stdout, token)
 	fmt.Fprintf(stderr, "custody: created %s with roles %v and channels %v\n", p.ID(), p.Roles, p.Channels)
 	return nil
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }

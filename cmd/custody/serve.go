@@ -36,6 +36,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
+	var cf connFlags
+	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -64,14 +66,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := first(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
-	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
+	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit}))
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another custody running? choose another --addr)", *addr, err)
 	}
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ln = api.Listener(ln) // the per-address connection cap
+	srv := api.HTTPServer()
 	srv.RegisterOnShutdown(mcpSrv.Close) // ends the MCP event streams
 	url := "http://" + ln.Addr().String()
 	vkey, err := svc.VerifierKey()
