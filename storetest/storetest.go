@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Sessions", testSessions},
 		{"Gate", testGate},
 		{"Mentioning", testMentioning},
+		{"GateFlood", testGateFlood},
 		{"Policy", testPolicy},
 		{"Log", testLog},
 		{"ConcurrentRollback", testConcurrentRollback},
