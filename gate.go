@@ -190,6 +190,9 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 			// invoice in an e-mail) is for the owner to check.
 			confirm = true
 			d.Reasons = append(d.Reasons, fmt.Sprintf("%s is an amount found only in content below authority %s: %s; %s", what, d.Required, named(b.sources), mustConfirm))
+		case b.anyWarm && b.best == 0:
+			confirm = true
+			d.Reasons = append(d.Reasons, fmt.Sprintf("%s occurs only in memories that are not in force yet: %s; %s", what, named(b.sources), mustConfirm))
 		case b.anyWarm:
 			confirm = true
 			d.Reasons = append(d.Reasons, fmt.Sprintf("%s is backed only by authority %s, below the required %s; %s", what, b.best, d.Required, mustConfirm))

@@ -158,3 +158,24 @@ func TestGateActionLabel(t *testing.T) {
 		}
 	}
 }
+
+// A value found only in the user's own change that waits for her
+// confirmation asks her to confirm, in a sentence that says so.
+func TestGateValueAwaitingConfirmation(t *testing.T) {
+	b := newBank(t)
+	ch := b.remember(b.user, custody.Candidate{Namespace: "bank", Key: "payee_account", Class: "fact", Body: "ACCT-2000", Channel: "user"})
+	if ch.State != custody.StatePendingConfirmation {
+		t.Fatalf("sensitive overwrite: %s", ch.State)
+	}
+	d := b.act("send_money", map[string]any{"recipient": "ACCT-2000"})
+	why := strings.Join(d.Reasons, " ")
+	if d.Decision != custody.GateConfirm || !strings.Contains(why, "not in force yet") || strings.Contains(why, "invalid") {
+		t.Fatalf("value awaiting confirmation: %s %q", d.Decision, d.Reasons)
+	}
+	if _, err := b.svc.Confirm(b.ctx, b.user, ch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := b.act("send_money", map[string]any{"recipient": "ACCT-2000"}, ch.ID); d.Decision != custody.GateAllow {
+		t.Fatalf("after the owner confirmed her change: %s %q", d.Decision, d.Reasons)
+	}
+}
