@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -26,9 +25,9 @@ var DefaultMinAuthority = map[Risk]Authority{
 	RiskLow: AuthorityExternal, RiskMedium: AuthorityAgent, RiskHigh: AuthorityUser, RiskCritical: AuthorityConfirmed,
 }
 
-// MinTracedValue is the shortest normalised argument value the gate traces
-// to memories and observations; shorter strings, numbers and booleans are
-// not traced (they occur everywhere).
+// MinTracedValue is the shortest normalised text value the gate traces to
+// memories and observations; shorter text occurs everywhere. Amounts and
+// e-mail addresses are compared whole, whatever their length.
 const MinTracedValue = 4
 
 // GateInput is a request to run a sensitive action.
@@ -51,6 +50,8 @@ type GateDecision struct {
 	// it with ConfirmAction, and the next identical gate call is allowed once.
 	ConfirmDigest string `json:"confirm_digest,omitempty"`
 	LogIndex      uint64 `json:"log_index"`
+
+	label string // the action as the policy names it, for metrics
 }
 
 // Grant is an owner's one-time confirmation of an exact action.
@@ -111,7 +112,9 @@ func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecis
 	if err != nil {
 		return nil, err
 	}
-	s.emit(Event{Kind: "gate", Tenant: c.Tenant(), Action: in.Action, Decision: d.Decision})
+	// The event names the action as the policy does (or "other"): callers
+	// choose action names, and observers count by them.
+	s.emit(Event{Kind: "gate", Tenant: c.Tenant(), Action: d.label, Decision: d.Decision})
 	return d, nil
 }
 
@@ -143,29 +146,60 @@ type backing struct {
 	sources []string  // where the value was found, for reasons
 }
 
+// maxNamed bounds the sources one reason names, and the offending ones a
+// decision lists; the count of the others is given.
+const maxNamed = 20
+
+// named lists sources for a reason, at most maxNamed of them.
+func named(sources []string) string {
+	if len(sources) <= maxNamed {
+		return strings.Join(sources, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(sources[:maxNamed], ", "), len(sources)-maxNamed)
+}
+
+// mustConfirm ends the reasons of a confirm.
+const mustConfirm = "the owner must confirm this exact action before it runs"
+
 func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*GateDecision, error) {
 	pol, err := s.policyFor(ctx, tx, c.Tenant())
 	if err != nil {
-		return &GateDecision{Decision: GateDeny, Risk: RiskCritical, Required: AuthorityConfirmed,
+		return &GateDecision{Decision: GateDeny, Risk: RiskCritical, Required: AuthorityConfirmed, label: "other",
 			Reasons: []string{"the policy could not be loaded: " + err.Error()}}, nil
 	}
-	risk, rules := pol.Risk(in.Action)
-	d := &GateDecision{Risk: risk, Required: DefaultMinAuthority[risk], Observed: AuthorityConfirmed,
-		Reasons: []string{fmt.Sprintf("action %q is %s risk (%s) and needs authority %s", in.Action, risk, strings.Join(rules, ","), DefaultMinAuthority[risk])}}
+	g := pol.gate(in.Action)
+	risk := g.risk
+	d := &GateDecision{Risk: risk, Required: DefaultMinAuthority[risk], Observed: AuthorityConfirmed, label: g.label,
+		Reasons: []string{fmt.Sprintf("action %q is %s risk (%s) and needs authority %s", in.Action, risk, strings.Join(g.rules, ","), DefaultMinAuthority[risk])}}
 	now := s.now()
 	deny, confirm, traced := false, false, 0
-	judge := func(what string, b backing) {
+	offend := func(sources []string) {
+		for _, src := range sources {
+			if len(d.Offending) < maxNamed {
+				d.Offending = append(d.Offending, src)
+			}
+		}
+	}
+	judge := func(what string, kind TraceKind, b backing) {
 		traced++
 		d.Observed = min(d.Observed, max(b.best, AuthorityExternal))
 		switch {
 		case b.best >= d.Required:
+		case kind == TraceAmount:
+			// An amount from content below the required authority (an
+			// invoice in an e-mail) is for the owner to check.
+			confirm = true
+			d.Reasons = append(d.Reasons, fmt.Sprintf("%s is an amount found only in content below authority %s: %s; %s", what, d.Required, named(b.sources), mustConfirm))
+		case b.anyWarm && b.best == 0:
+			confirm = true
+			d.Reasons = append(d.Reasons, fmt.Sprintf("%s occurs only in memories that are not in force yet: %s; %s", what, named(b.sources), mustConfirm))
 		case b.anyWarm:
 			confirm = true
-			d.Reasons = append(d.Reasons, fmt.Sprintf("%s is backed only by authority %s; the owner's confirmation would satisfy it", what, b.best))
+			d.Reasons = append(d.Reasons, fmt.Sprintf("%s is backed only by authority %s, below the required %s; %s", what, b.best, d.Required, mustConfirm))
 		default:
 			deny = true
-			d.Offending = append(d.Offending, b.sources...)
-			d.Reasons = append(d.Reasons, fmt.Sprintf("%s comes only from untrusted content: %s", what, strings.Join(b.sources, ", ")))
+			offend(b.sources)
+			d.Reasons = append(d.Reasons, fmt.Sprintf("%s comes only from untrusted content: %s", what, named(b.sources)))
 		}
 	}
 	for _, id := range in.Justification {
@@ -179,11 +213,11 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 		if !ok {
 			deny = true
 			d.Observed = AuthorityExternal
-			d.Offending = append(d.Offending, id)
+			offend([]string{id})
 			d.Reasons = append(d.Reasons, fmt.Sprintf("memory %s is not an eligible memory of the subject", id))
 			continue
 		}
-		judge("memory "+id, backing{best: r.Authority, anyWarm: r.Authority > AuthorityExternal, sources: []string{r.ID + " (" + r.Channel + ", written by " + r.Writer + ")"}})
+		judge("memory "+id, TraceText, backing{best: r.Authority, anyWarm: r.Authority > AuthorityExternal, sources: []string{r.ID + " (" + r.Channel + ", written by " + r.Writer + ")"}})
 	}
 	var obs []*Observation
 	if in.Session != "" {
@@ -194,13 +228,13 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 			return nil, err
 		}
 	}
-	for _, av := range argValues(in.Args) {
-		b, found, err := s.trace(ctx, tx, c, av.value, obs, now)
+	for _, a := range tracedArgs(in.Args, g.traces, g.declared) {
+		b, found, err := s.trace(ctx, tx, c, a, obs, now)
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			judge(fmt.Sprintf("argument %s=%q", av.path, av.value), b)
+			judge(fmt.Sprintf("argument %s=%q", a.path, a.shown), a.kind, b)
 		}
 	}
 	switch {
@@ -211,7 +245,7 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 	case traced == 0 && riskOrder[risk] >= riskOrder[RiskHigh]:
 		d.Decision = GateConfirm
 		d.Observed = AuthorityExternal
-		d.Reasons = append(d.Reasons, "nothing in memory or in the session backs this action; the owner's confirmation would")
+		d.Reasons = append(d.Reasons, "nothing in memory or in the session backs this action; "+mustConfirm)
 	default:
 		d.Decision = GateAllow
 	}
@@ -221,36 +255,37 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 	return d, nil
 }
 
-// trace finds where a value occurs among the subject's memories (any state,
-// in the subject's audience) and the session's observations.
-func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, value string, obs []*Observation, now time.Time) (backing, bool, error) {
-	norm := NormalizeValue(value)
+// trace finds where an argument value occurs among the subject's memories
+// (any state, owned by the subject or in its audience) and the session's
+// observations, compared as its kind says.
+func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, a tracedArg, obs []*Observation, now time.Time) (backing, bool, error) {
 	var b backing
 	found := false
-	recs, err := tx.Mentioning(ctx, c.Tenant(), norm, 200)
-	if err != nil {
-		return b, false, err
-	}
-	for _, r := range recs {
-		if !AudienceIncludes(r.Audience, r.Owner, c.Subject.Name, c.Subject.Groups) {
-			continue
-		}
-		if !strings.Contains(NormalizeValue(r.Body), norm) && !strings.Contains(NormalizeValue(r.Key), norm) {
-			continue
-		}
-		found = true
-		ok, err := retrievable(ctx, tx, c, r, now)
+	seen := map[string]bool{}
+	for _, frag := range a.fragments() {
+		recs, err := tx.Mentioning(ctx, c.scope(now), frag)
 		if err != nil {
 			return b, false, err
 		}
-		if ok {
-			b.best = max(b.best, r.Authority)
+		for _, r := range recs {
+			if seen[r.ID] || !AudienceIncludes(r.Audience, r.Owner, c.Subject.Name, c.Subject.Groups) || !(a.in(r.Body) || a.in(r.Key)) {
+				continue
+			}
+			seen[r.ID] = true
+			found = true
+			ok, err := retrievable(ctx, tx, c, r, now)
+			if err != nil {
+				return b, false, err
+			}
+			if ok {
+				b.best = max(b.best, r.Authority)
+			}
+			b.anyWarm = b.anyWarm || (r.Authority > AuthorityExternal && (r.State == StateAdmitted || r.State == StatePendingConfirmation))
+			b.sources = append(b.sources, fmt.Sprintf("memory %s (%s, %s)", r.ID, r.Channel, r.State))
 		}
-		b.anyWarm = b.anyWarm || (r.Authority > AuthorityExternal && (r.State == StateAdmitted || r.State == StatePendingConfirmation))
-		b.sources = append(b.sources, fmt.Sprintf("memory %s (%s, %s)", r.ID, r.Channel, r.State))
 	}
 	for _, o := range obs {
-		if !strings.Contains(NormalizeValue(o.Text), norm) {
+		if !a.in(o.Text) {
 			continue
 		}
 		found = true
@@ -274,44 +309,6 @@ func retrievable(ctx context.Context, tx Tx, c *Caller, r *Record, now time.Time
 	}
 	cur, err := tx.CurrentID(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
 	return err == nil && cur == r.ID, err
-}
-
-type argValue struct{ path, value string }
-
-// argValues flattens the string leaves of args that are long enough to trace.
-func argValues(args map[string]any) []argValue {
-	var out []argValue
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch t := v.(type) {
-		case string:
-			if len(NormalizeValue(t)) >= MinTracedValue {
-				out = append(out, argValue{path, t})
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(path+"."+k, t[k])
-			}
-		case []any:
-			for i, e := range t {
-				walk(fmt.Sprintf("%s[%d]", path, i), e)
-			}
-		}
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		walk(k, args[k])
-	}
-	return out
 }
 
 func validAction(a string) error {

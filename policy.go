@@ -32,6 +32,8 @@ type Policy struct {
 	names          map[cedar.PolicyID]string
 	outcomes       map[cedar.PolicyID]State
 	risks          map[cedar.PolicyID]Risk
+	traces         map[cedar.PolicyID][]TraceSpec // @trace of gate rules (trace.go)
+	literals       map[cedar.PolicyID][]string    // string literals of gate rules, for ActionLabel
 }
 
 // PolicyVersion is the version of a policy text: hex SHA-256.
@@ -55,6 +57,8 @@ func ParsePolicy(text []byte) (*Policy, error) {
 		names:          map[cedar.PolicyID]string{},
 		outcomes:       map[cedar.PolicyID]State{},
 		risks:          map[cedar.PolicyID]Risk{},
+		traces:         map[cedar.PolicyID][]TraceSpec{},
+		literals:       map[cedar.PolicyID][]string{},
 	}
 	for id, pol := range set.All() {
 		ann := pol.Annotations()
@@ -78,6 +82,19 @@ func ParsePolicy(text []byte) (*Policy, error) {
 				return nil, invalid("policy", "policy %s: %v", p.names[id], err)
 			}
 			p.risks[id] = risk
+		}
+		if tr, ok := ann["trace"]; ok {
+			specs, err := parseTrace(string(tr))
+			if err != nil {
+				return nil, invalid("policy", "policy %s: %v", p.names[id], err)
+			}
+			if pol.Effect() != cedar.Permit {
+				return nil, invalid("policy", "policy %s: @trace belongs on gate permits", p.names[id])
+			}
+			p.traces[id] = specs
+		}
+		if _, ok := ann["risk"]; ok || p.traces[id] != nil {
+			p.literals[id] = gateLiterals(pol)
 		}
 		if p.outcomes[id] != StatePendingConfirmation {
 			p.withoutConfirm.Add(id, pol)
@@ -275,31 +292,8 @@ func ParseRisk(s string) (Risk, error) {
 // permits; an action no policy names, or one whose evaluation fails, is high
 // (or higher, if a matching rule says so).
 func (p *Policy) Risk(action string) (Risk, []string) {
-	req := cedar.Request{
-		Principal: types.NewEntityUID("Principal", "gate"),
-		Action:    types.NewEntityUID("Action", "gate"),
-		Resource:  types.NewEntityUID("Action", types.String(action)),
-		Context:   types.NewRecord(types.RecordMap{"action": types.String(action)}),
-	}
-	_, diag := cedar.Authorize(p.all, nil, req)
-	var risk Risk
-	var rules []string
-	for _, r := range diag.Reasons {
-		if rk, ok := p.risks[r.PolicyID]; ok {
-			rules = append(rules, p.names[r.PolicyID])
-			if riskOrder[rk] > riskOrder[risk] {
-				risk = rk
-			}
-		}
-	}
-	if len(diag.Errors) > 0 && riskOrder[risk] < riskOrder[RiskHigh] {
-		return RiskHigh, append(rules, "evaluation-error")
-	}
-	if risk == "" {
-		return RiskHigh, []string{"unnamed-action"}
-	}
-	slices.Sort(rules)
-	return risk, rules
+	g := p.gate(action)
+	return g.risk, g.rules
 }
 
 // Risks lists the risk annotations the policy declares, for display.

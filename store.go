@@ -80,9 +80,15 @@ type Tx interface {
 	// InState lists records of a tenant in one of states, oldest first, after
 	// the id cursor.
 	InState(ctx context.Context, tenant string, states []State, after string, limit int) ([]*Record, error)
-	// Mentioning lists records of the tenant owned by or visible to owner, in
-	// any state, whose body or key contains the words of text.
-	Mentioning(ctx context.Context, tenant, text string, limit int) ([]*Record, error)
+	// Mentioning lists the records of s.Tenant that s.Subject owns or whose
+	// audience includes it (the tenant, or "group:" and one of s.Groups), in
+	// any state and whatever their expiry, whose GateText contains text
+	// (case-insensitively), newest first. The audience is filtered inside
+	// the query and nothing is cut: the gate's decision depends on every
+	// such record, so records other users write cannot push the subject's
+	// out of sight. A text shorter than three characters is looked for
+	// among the subject's records (no trigram index can find it).
+	Mentioning(ctx context.Context, s Scope, text string) ([]*Record, error)
 	ScanRecords(ctx context.Context, tenant string, fn func(*Record) error) error
 
 	InsertPrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error

@@ -10,7 +10,7 @@ import (
 // memories that justify it.
 type GateRequest struct {
 	Action        string         `json:"action" example:"payments.send"`
-	Args          map[string]any `json:"args,omitempty" doc:"the action's arguments; string values are traced to memories and observations"`
+	Args          map[string]any `json:"args,omitempty" doc:"the action's arguments; those the policy's @trace names (every string and number for an action it declares nothing for) are traced to memories and observations"`
 	Justification []string       `json:"justification,omitempty" doc:"ids of the memories that justify the action (at most 100)"`
 	Session       string         `json:"session,omitempty" doc:"the session whose observations the arguments may come from"`
 	Subject       string         `json:"subject,omitempty"`

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/custody-mem/custody"
@@ -17,19 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// maxActionLabels bounds the distinct gate actions used as metric labels;
-// actions are named by callers, so later ones are counted as "other".
-const maxActionLabels = 256
-
 type metrics struct {
 	requests   *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	admissions *prometheus.CounterVec
 	gate       *prometheus.CounterVec
 	handler    http.Handler
-
-	mu      sync.Mutex
-	actions map[string]bool
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -41,7 +33,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	} else if g, ok := reg.(prometheus.Gatherer); ok {
 		gatherer = g
 	}
-	m := &metrics{actions: map[string]bool{}}
+	m := &metrics{}
 	m.requests = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "custody_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
 	}, []string{"route", "method", "code"}))
@@ -80,21 +72,10 @@ func (m *metrics) observe(e custody.Event) {
 	case "admission":
 		m.admissions.WithLabelValues(e.Channel, string(e.Class), e.Decision).Inc()
 	case "gate":
-		m.gate.WithLabelValues(m.actionLabel(e.Action), e.Decision).Inc()
+		// The service names the action as the policy does, or "other":
+		// the label set is bounded by the policy, not by callers.
+		m.gate.WithLabelValues(e.Action, e.Decision).Inc()
 	}
-}
-
-func (m *metrics) actionLabel(a string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.actions[a] {
-		return a
-	}
-	if len(m.actions) >= maxActionLabels {
-		return "other"
-	}
-	m.actions[a] = true
-	return a
 }
 
 // requestInfo is filled in by inner handlers for the request log.

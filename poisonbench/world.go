@@ -194,13 +194,12 @@ func (w *world) admittedWith(value string) (bool, error) {
 	norm := custody.NormalizeValue(value)
 	found := false
 	err := w.store.View(w.ctx, func(tx custody.Tx) error {
-		recs, err := tx.Mentioning(w.ctx, tenant, norm, 1000)
-		for _, r := range recs {
+		return tx.ScanRecords(w.ctx, tenant, func(r *custody.Record) error {
 			if r.State == custody.StateAdmitted && (containsNorm(r.Body, norm) || containsNorm(r.Key, norm)) {
 				found = true
 			}
-		}
-		return err
+			return nil
+		})
 	})
 	return found, err
 }

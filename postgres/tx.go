@@ -240,18 +240,6 @@ func (t *txn) InState(ctx context.Context, tenant string, states []custody.State
 	return queryRecords(ctx, t.tx, q, a...)
 }
 
-// Mentioning finds records whose normalised body or key contains text,
-// through the trigram index. text is matched literally (LIKE wildcards are
-// escaped) and case-insensitively, as the SQLite trigram index does.
-func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
-	if len([]rune(text)) < 3 || !storable(tenant, text) {
-		return nil, nil
-	}
-	pat := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(text))
-	return queryRecords(ctx, t.tx, `SELECT `+recordCols+` FROM records r
- WHERE r.norm LIKE '%' || $1 || '%' AND r.tenant = $2 ORDER BY r.id DESC LIMIT $3`, pat, tenant, max(limit, 0))
-}
-
 // scanPage bounds the rows ScanRecords holds at once.
 const scanPage = 1000
 

@@ -105,7 +105,7 @@ func TestReindex(t *testing.T) {
 	mentions := func() int {
 		var n int
 		err := st.View(ctx, func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(ctx, "acme", "acct7777", 10)
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "acct7777")
 			n = len(recs)
 			return err
 		})

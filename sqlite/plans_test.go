@@ -54,7 +54,10 @@ func TestIDStatementsSeekByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.View(ctx, func(tx custody.Tx) error {
-		_, err := tx.Mentioning(ctx, "acme", "kid", 10)
+		if _, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice", Groups: []string{"fin"}}, "ki"); err != nil {
+			return err // a text too short for a trigram
+		}
+		_, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "kid")
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func (s *reindexStore) mentioning(t *testing.T, v string) []string {
 	t.Helper()
 	var ids []string
 	err := s.st.View(t.Context(), func(tx custody.Tx) error {
-		recs, err := tx.Mentioning(context.Background(), "acme", v, 10)
+		recs, err := tx.Mentioning(context.Background(), custody.Scope{Tenant: "acme", Subject: "alice"}, v)
 		for _, r := range recs {
 			ids = append(ids, r.ID)
 		}

@@ -36,7 +36,7 @@ func TestTidyKeepsResults(t *testing.T) {
 		}
 		err := st.View(ctx, func(tx custody.Tx) error {
 			for _, v := range []string{"acct0007", "acct0036", "note12"} {
-				recs, err := tx.Mentioning(ctx, "acme", v, 1000)
+				recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, v)
 				if err != nil {
 					return err
 				}

@@ -229,22 +229,6 @@ var knownStates = map[custody.State]bool{
 	custody.StateAdmitted: false, custody.StateRejected: false, custody.StateRetired: false, custody.StateSuspended: false,
 }
 
-func (t *txn) Mentioning(ctx context.Context, tenant, text string, limit int) ([]*custody.Record, error) {
-	if len([]rune(text)) < 3 || strings.ContainsRune(text, 0) {
-		return nil, nil // trigram needs 3 characters; no record holds a NUL
-	}
-	// index_pending holds text lowercased as records_tri folds it: instr on
-	// the lowercased text is the trigram index's case-insensitive
-	// substring test.
-	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	// (A rid is in one of the two, never both. CROSS JOIN keeps SQLite
-	// from walking the tenant's records to test each against the matches.)
-	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
-   SELECT rowid AS rid FROM records_tri WHERE records_tri MATCH ?
-   UNION ALL SELECT rid FROM index_pending WHERE instr(norm, ?) > 0) m
- CROSS JOIN records r ON r.rid = m.rid WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, match, strings.ToLower(text), tenant, limit)
-}
-
 func (t *txn) ScanRecords(ctx context.Context, tenant string, fn func(*custody.Record) error) error {
 	q := `SELECT ` + recordCols + ` FROM records r`
 	var args []any

@@ -11,7 +11,8 @@ import (
 )
 
 // Gate lookups find normalised values in bodies and keys, in any state,
-// within the tenant only.
+// among the records the subject owns or may see, within the tenant only;
+// a text shorter than a trigram is found too.
 func testMentioning(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
 	corp := e.user("acme-corp", "alice")
@@ -21,9 +22,11 @@ func testMentioning(t *testing.T, e *env) {
 	quarantined := e.remember(harness, custody.Candidate{Namespace: "inbox", Class: custody.ClassFact, Body: "pay de89-3704.0044_now", Channel: "tool:email"}).ID
 	percent := e.fact(alice, "bank", "rate 100% fixed").ID
 	foreign := e.fact(corp, "bank", "DE89 3704 0044 elsewhere").ID
+	bob := e.user("acme", "bob", "fin")
+	bobs := e.fact(bob, "bank", "bob pays DE89 3704 0044 too").ID
 	e.view(func(tx custody.Tx) error {
 		find := func(text string) []string {
-			recs, err := tx.Mentioning(e.ctx, "acme", text, 100)
+			recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, text)
 			if err != nil {
 				t.Fatalf("mentioning %q: %v", text, err)
 			}
@@ -43,19 +46,24 @@ func testMentioning(t *testing.T, e *env) {
 			{"100_f", nil},
 			{"1%", nil},
 			{"rate%fixed", nil},
-			{"de", nil}, // shorter than a trigram: nothing
+			{"de", []string{rent, quarantined}}, // shorter than a trigram
+			{"%", []string{percent}},
+			{"q", nil},
 		} {
 			if got := find(tc.text); !sameSet(got, tc.want) {
 				t.Errorf("mentioning %q = %v, want %v", tc.text, got, tc.want)
 			}
 		}
-		recs, err := tx.Mentioning(e.ctx, "acme-corp", "de8937040044", 100)
+		recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme-corp", Subject: "alice"}, "de8937040044")
 		if err != nil || !slices.Equal(recordIDs(recs), []string{foreign}) {
 			t.Errorf("acme-corp mentioning = %v, %v; want [%s]", recordIDs(recs), err, foreign)
 		}
-		recs, err = tx.Mentioning(e.ctx, "acme", "de8937040044", 1)
-		if err != nil || len(recs) != 1 {
-			t.Errorf("limit 1: %d records, %v", len(recs), err)
+		// Bob sees his own record, not alice's owner-only ones.
+		for _, text := range []string{"de8937040044", "de"} {
+			recs, err = tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "bob", Groups: []string{"fin"}}, text)
+			if err != nil || !slices.Equal(recordIDs(recs), []string{bobs}) {
+				t.Errorf("bob mentioning %q = %v, %v; want [%s]", text, recordIDs(recs), err, bobs)
+			}
 		}
 		return nil
 	})
@@ -287,7 +295,7 @@ func testErase(t *testing.T, e *env) {
 	mention := func() []string {
 		var ids []string
 		e.view(func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(e.ctx, "acme", "de1234567890", 10)
+			recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "de1234567890")
 			ids = recordIDs(recs)
 			return err
 		})
@@ -369,7 +377,7 @@ func testMentioningUnstorable(t *testing.T, e *env) {
 	own := e.fact(alice, "n", "rent to ACCT-1042")
 	for _, bad := range []string{"\x00", "x\x00y", "\xff\xfe", "\x00\x00\x00\x00"} {
 		e.view(func(tx custody.Tx) error {
-			if recs, err := tx.Mentioning(e.ctx, "acme", "acct1042"+bad, 10); err != nil || len(recs) != 0 {
+			if recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "acct1042"+bad); err != nil || len(recs) != 0 {
 				t.Errorf("mentioning %q = %d, %v; want nothing, no error", "acct1042"+bad, len(recs), err)
 			}
 			return nil
@@ -381,7 +389,7 @@ func testMentioningUnstorable(t *testing.T, e *env) {
 	}
 	// Twin: the plain value is traced to alice's record.
 	e.view(func(tx custody.Tx) error {
-		if recs, err := tx.Mentioning(e.ctx, "acme", "acct1042", 10); err != nil || !slices.Equal(recordIDs(recs), []string{own.ID}) {
+		if recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "acct1042"); err != nil || !slices.Equal(recordIDs(recs), []string{own.ID}) {
 			t.Errorf("mentioning acct1042 = %v, %v; want [%s]", recordIDs(recs), err, own.ID)
 		}
 		return nil

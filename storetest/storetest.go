@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Sessions", testSessions},
 		{"Gate", testGate},
 		{"Mentioning", testMentioning},
+		{"GateFlood", testGateFlood},
 		{"Policy", testPolicy},
 		{"PolicyDryRun", testPolicyDryRun},
 		{"Log", testLog},
