@@ -72,12 +72,18 @@ type Tx interface {
 	Mentioning(ctx context.Context, tenant, text string, limit int) ([]*Record, error)
 	ScanRecords(ctx context.Context, tenant string, fn func(*Record) error) error
 
+	// InsertPrincipal stores a new principal with no log index. Principal,
+	// Principals and Store.PrincipalByToken fill in the principal's
+	// TokenHash, SealedKey and LogIndex.
 	InsertPrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
 	Principal(ctx context.Context, tenant, name string) (*Principal, error)
 	SealedKey(ctx context.Context, tenant, name string) ([]byte, error)
 	// Principals lists a tenant's principals ("" = all), by tenant and name.
 	Principals(ctx context.Context, tenant string) ([]*Principal, error)
 	TokenHash(ctx context.Context, tenant, name string) ([]byte, error)
+	// SetPrincipalLogIndex records the index of the principal's latest log
+	// entry with it (Principal.LogIndex).
+	SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error

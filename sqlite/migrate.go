@@ -20,8 +20,10 @@ import (
 // Version 6 keys log_nodes by the append that completed each node (see
 // schema.sql); the table is rebuilt. Version 7 leaves owner-only records
 // out of records_aud_id, which is built again. Version 8 leaves keyless
-// records out of records_ns_key, which is built again.
-const schemaVersion = 8
+// records out of records_ns_key, which is built again. Version 10 keeps
+// with each principal the index of its latest log entry (log_index), found
+// in the log for the principals of an older database (linkPrincipals).
+const schemaVersion = 10
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -30,7 +32,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasPrincipals, hasLogIndex int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -43,7 +45,9 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edges'),
  (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending'),
- (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx)
+ (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx'),
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'principals'),
+ (SELECT COUNT(*) FROM pragma_table_info('principals') WHERE name = 'log_index')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasPrincipals, &hasLogIndex)
 	if err != nil {
 		return err
 	}
@@ -91,8 +95,18 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 6: %w", err)
 		}
 	}
+	if hasPrincipals == 1 && hasLogIndex == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE principals ADD COLUMN log_index INTEGER`); err != nil {
+			return fmt.Errorf("migrating to schema 10: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
+	}
+	if hasPrincipals == 1 && hasLogIndex == 0 {
+		if err := linkPrincipals(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 10: %w", err)
+		}
 	}
 	if hasNodeIdx == 1 {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO log_nodes (seq, level, hash)

@@ -1,0 +1,69 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+	"github.com/jackc/pgx/v5"
+)
+
+// SetPrincipalLogIndex points a principal at its latest log entry.
+func (t *txn) SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error {
+	if t.ro {
+		return errReadOnly
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE principals SET log_index = $1 WHERE tenant = $2 AND name = $3`, int64(index), tenant, name)
+	if err != nil {
+		return classify(err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("pointing principal %s/%s at log entry %d: %d rows", tenant, name, index, tag.RowsAffected())
+	}
+	return nil
+}
+
+// migrationSteps are the Go steps of migrations, by name, run after the
+// migration's SQL in its transaction.
+var migrationSteps = map[string]func(context.Context, pgx.Tx) error{
+	"principal_log_index": linkPrincipals,
+}
+
+// principalEntryMark is how the transition "principal" is encoded in a
+// leaf (its length, then the bytes): a leaf without it is no principal
+// entry, so linkPrincipals parses only the few that have it.
+var principalEntryMark = append([]byte{byte(len(custody.TransitionPrincipal))}, custody.TransitionPrincipal...)
+
+// linkPrincipals points every principal of an existing database at its
+// latest principal entry: one pass over the leaves that may be principal
+// entries. A principal the log never introduced keeps no index, and the
+// server refuses it.
+func linkPrincipals(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT idx, data FROM log_leaves WHERE position($1::bytea IN data) > 0 ORDER BY idx`, principalEntryMark)
+	if err != nil {
+		return err
+	}
+	latest := map[[2]string]int64{}
+	for rows.Next() {
+		var idx int64
+		var data []byte
+		if err := rows.Scan(&idx, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if e, err := tlog.ParseLeaf(data); err == nil && e.Transition == custody.TransitionPrincipal && e.Actor == custody.ServerActor {
+			latest[[2]string{e.Tenant, e.Details["name"]}] = idx
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for k, idx := range latest {
+		if _, err := tx.Exec(ctx, `UPDATE principals SET log_index = $1 WHERE tenant = $2 AND name = $3`, idx, k[0], k[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// SetPrincipalLogIndex points a principal at its latest log entry.
+func (t *txn) SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error {
+	if t.ro {
+		return errReadOnly
+	}
+	res, err := t.ExecContext(ctx, `UPDATE principals SET log_index = ? WHERE tenant = ? AND name = ?`, int64(index), tenant, name)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("pointing principal %s/%s at log entry %d: %d rows, %v", tenant, name, index, n, err)
+	}
+	return nil
+}
+
+// principalEntryMark is how the transition "principal" is encoded in a
+// leaf (its length, then the bytes): a leaf without it is no principal
+// entry, so the backfill below parses only the few that have it.
+var principalEntryMark = append([]byte{byte(len(custody.TransitionPrincipal))}, custody.TransitionPrincipal...)
+
+// linkPrincipals points every principal of a schema 9 (or older) database
+// at its latest principal entry (schema 10): one pass over the leaves
+// that may be principal entries. A principal the log never introduced
+// keeps no index, and the server refuses it.
+func linkPrincipals(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT idx, data FROM log_leaves WHERE instr(data, ?) > 0 ORDER BY idx`, principalEntryMark)
+	if err != nil {
+		return err
+	}
+	latest := map[[2]string]int64{}
+	for rows.Next() {
+		var idx int64
+		var data []byte
+		if err := rows.Scan(&idx, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if e, err := tlog.ParseLeaf(data); err == nil && e.Transition == custody.TransitionPrincipal && e.Actor == custody.ServerActor {
+			latest[[2]string{e.Tenant, e.Details["name"]}] = idx
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for k, idx := range latest {
+		if _, err := tx.ExecContext(ctx, `UPDATE principals SET log_index = ? WHERE tenant = ? AND name = ?`, idx, k[0], k[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
