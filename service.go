@@ -89,10 +89,10 @@ type Service struct {
 	// principalLog holds the principal entries checkPrincipal has read and
 	// verified, by principal id.
 	principalLog map[string]loggedPrincipal
-	entropy  *ulid.MonotonicEntropy
-	registry *registry // nil without Options.RegistryFile
-	hooksMu  sync.RWMutex
-	hooks    []func(Event)
+	entropy      *ulid.MonotonicEntropy
+	registry     *registry // nil without Options.RegistryFile
+	hooksMu      sync.RWMutex
+	hooks        []func(Event)
 }
 
 // Event is what the service tells observers (metrics) after a decision.
