@@ -86,13 +86,14 @@ type Service struct {
 	mu       sync.Mutex
 	keys     map[string]ed25519.PrivateKey // unsealed principal keys
 	policies map[string]*Policy            // parsed tenant policies by version
+	entropy  *ulid.MonotonicEntropy
+	registry *registry // nil without Options.RegistryFile
+	hooksMu  sync.RWMutex
+	hooks    []func(Event)
+
 	// principalLog holds the principal entries checkPrincipal has read and
-	// verified, by principal id.
+	// verified, by principal id (under mu).
 	principalLog map[string]loggedPrincipal
-	entropy      *ulid.MonotonicEntropy
-	registry     *registry // nil without Options.RegistryFile
-	hooksMu      sync.RWMutex
-	hooks        []func(Event)
 }
 
 // Event is what the service tells observers (metrics) after a decision.
