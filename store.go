@@ -101,6 +101,8 @@ type Tx interface {
 	// Tombstone registers a retired or rejected id; Tombstoned reports it.
 	Tombstone(ctx context.Context, tenant, id string, state State) error
 	Tombstoned(ctx context.Context, tenant, id string) (bool, error)
+	// Tombstones calls fn for every registered id of every tenant.
+	Tombstones(ctx context.Context, fn func(tenant, id string, state State) error) error
 
 	// AppendLeaf adds a leaf to the Merkle log and returns its index.
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)

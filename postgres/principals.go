@@ -67,3 +67,30 @@ func linkPrincipals(ctx context.Context, tx pgx.Tx) error {
 	}
 	return nil
 }
+
+// Tombstones calls fn for every registered retired or rejected id.
+func (t *txn) Tombstones(ctx context.Context, fn func(tenant, id string, state custody.State) error) error {
+	rows, err := t.tx.Query(ctx, `SELECT tenant, id, state FROM tombstones ORDER BY tenant, id`)
+	if err != nil {
+		return classify(err)
+	}
+	var all [][3]string
+	for rows.Next() {
+		var r [3]string
+		if err := rows.Scan(&r[0], &r[1], &r[2]); err != nil {
+			rows.Close()
+			return classify(err)
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	for _, r := range all {
+		if err := fn(r[0], r[1], custody.State(r[2])); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -61,3 +61,22 @@ func linkPrincipals(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// Tombstones calls fn for every registered retired or rejected id.
+func (t *txn) Tombstones(ctx context.Context, fn func(tenant, id string, state custody.State) error) error {
+	rows, err := t.QueryContext(ctx, `SELECT tenant, id, state FROM tombstones ORDER BY tenant, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tenant, id, state string
+		if err := rows.Scan(&tenant, &id, &state); err != nil {
+			return err
+		}
+		if err := fn(tenant, id, custody.State(state)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,229 @@
+package custody
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/custody-mem/custody/tlog"
+)
+
+// accessLog is what verify's replay keeps of the entries that decide access
+// and are stored outside the records: the latest principal entry of each
+// name, the latest policy entry of each tenant, the terminal states the
+// records reached (the tombstones), and what each record's latest entry
+// says of its receipt. compareAccess checks the store against it.
+type accessLog struct {
+	principals map[string]*loggedPrincipalEntry // by tenant/name
+	policies   map[string]loggedPolicy          // by tenant
+	tombstones map[string]State                 // by tenant\x00id
+	receipts   map[string]loggedReceipt         // by tenant\x00id
+}
+
+type loggedPrincipalEntry struct {
+	index   uint64
+	details map[string]string
+}
+
+type loggedPolicy struct {
+	index   uint64
+	version string
+}
+
+// loggedReceipt is what a record's latest entry says its receipt holds.
+type loggedReceipt struct {
+	index     uint64
+	actor     string
+	time      time.Time
+	policy    string // the record's policy version, of its latest record entry
+	cascade   bool   // the latest entry is a suspension: reason and time are the cascade's
+	reason    string // of the latest entry, unless a suspension
+	rules     string
+	errText   string
+}
+
+func newAccessLog() *accessLog {
+	return &accessLog{principals: map[string]*loggedPrincipalEntry{}, policies: map[string]loggedPolicy{},
+		tombstones: map[string]State{}, receipts: map[string]loggedReceipt{}}
+}
+
+// add takes note of entry e at index, which replay has checked.
+func (a *accessLog) add(index uint64, e *tlog.Entry) {
+	switch {
+	case principalTransitions[e.Transition]:
+		a.principals[e.Tenant+"/"+e.Details["name"]] = &loggedPrincipalEntry{index: index, details: e.Details}
+	case e.Transition == "policy":
+		a.policies[e.Tenant] = loggedPolicy{index: index, version: e.PolicyVersion}
+	case e.Transition == "suspend":
+		for _, id := range e.RecordIDs {
+			k := e.Tenant + "\x00" + id
+			rc := a.receipts[k]
+			rc.index, rc.actor, rc.cascade = index, e.Actor, true
+			a.receipts[k] = rc
+		}
+	case e.RecordID != "":
+		k := e.Tenant + "\x00" + e.RecordID
+		a.receipts[k] = loggedReceipt{index: index, actor: e.Actor, time: e.Time, policy: e.PolicyVersion,
+			reason: e.Details["reason"], rules: e.Details["rules"], errText: e.Details["error"]}
+		if st := State(e.NewState); st.Terminal() {
+			a.tombstones[k] = st
+		}
+	}
+}
+
+// compareAccess checks, in the store's transaction tx, the principals, the
+// tenants' policies, the tombstones and the records' receipts against the
+// log. Principals whose latest entry predates the token and sealed-key
+// digests are listed in rep.Uncovered, not reported as differences.
+func (s *Service) compareAccess(ctx context.Context, tx Tx, a *accessLog, rep *VerifyReport) error {
+	if err := comparePrincipals(ctx, tx, a, rep); err != nil {
+		return err
+	}
+	tenants := map[string]bool{}
+	ps, err := tx.Principals(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		tenants[p.Tenant] = true
+	}
+	for t := range a.policies {
+		tenants[t] = true
+	}
+	for _, t := range slices.Sorted(mapKeys(tenants)) {
+		if err := comparePolicy(ctx, tx, t, a.policies[t]); err != nil {
+			return err
+		}
+	}
+	if err := compareTombstones(ctx, tx, a); err != nil {
+		return err
+	}
+	return tx.ScanRecords(ctx, "", func(r *Record) error { return compareReceipt(r, a.receipts[r.Tenant+"\x00"+r.ID]) })
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// comparePrincipals compares every stored principal with its latest log
+// entry, and finds principals the log names that the store lost.
+func comparePrincipals(ctx context.Context, tx Tx, a *accessLog, rep *VerifyReport) error {
+	ps, err := tx.Principals(ctx, "")
+	if err != nil {
+		return err
+	}
+	stored := map[string]bool{}
+	for _, p := range ps {
+		id := p.ID()
+		stored[id] = true
+		lp, ok := a.principals[id]
+		if !ok {
+			return differ("principal %s is in the store but no log entry introduced it", id)
+		}
+		if f := principalDiff(p, lp.details); f != "" {
+			return differ("principal %s: its stored %s differs from its latest log entry %d", id, fieldName(f), lp.index)
+		}
+		if p.LogIndex != int64(lp.index) {
+			return differ("principal %s: its row points at log entry %d but its latest entry is %d", id, p.LogIndex, lp.index)
+		}
+		if _, ok := lp.details[detailTokenDigest]; !ok {
+			rep.Uncovered = append(rep.Uncovered, id+": token hash and sealed key (its log entry predates their coverage)")
+		}
+	}
+	for _, id := range slices.Sorted(mapKeys(a.principals)) {
+		if !stored[id] {
+			return differ("principal %s is in the log (entry %d) but missing from the store (its row was deleted)", id, a.principals[id].index)
+		}
+	}
+	return nil
+}
+
+// comparePolicy checks a tenant's active stored policy against its latest
+// policy entry.
+func comparePolicy(ctx context.Context, tx Tx, tenant string, lp loggedPolicy) error {
+	text, err := tx.Policy(ctx, tenant)
+	switch {
+	case err == nil && lp.version == "":
+		return differ("tenant %s: its stored policy (version %s) was never logged", tenant, PolicyVersion(text))
+	case err == nil && PolicyVersion(text) != lp.version:
+		return differ("tenant %s: its stored policy is version %s but its latest policy entry (%d) sets %s", tenant, PolicyVersion(text), lp.index, lp.version)
+	case errIsNotFound(err) && lp.version != "":
+		return differ("tenant %s: the log sets policy %s (entry %d) but the store holds no policy", tenant, lp.version, lp.index)
+	case err != nil && !errIsNotFound(err):
+		return err
+	}
+	return nil
+}
+
+// compareTombstones checks the registry of retired and rejected ids in the
+// store against the terminal states the log's entries reached.
+func compareTombstones(ctx context.Context, tx Tx, a *accessLog) error {
+	seen := 0
+	err := tx.Tombstones(ctx, func(tenant, id string, st State) error {
+		want, ok := a.tombstones[tenant+"\x00"+id]
+		if !ok {
+			return differ("tombstone of %s (%s) has no retire or reject entry in the log", id, st)
+		}
+		if st != want {
+			return differ("tombstone of %s says %s but the log's last terminal entry says %s", id, st, want)
+		}
+		seen++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if seen != len(a.tombstones) {
+		for _, k := range slices.Sorted(mapKeys(a.tombstones)) {
+			tenant, id, _ := strings.Cut(k, "\x00")
+			if dead, err := tx.Tombstoned(ctx, tenant, id); err != nil {
+				return err
+			} else if !dead {
+				return differ("record %s was %s in the log but its tombstone is missing (a restore could revive it)", id, a.tombstones[k])
+			}
+		}
+	}
+	return nil
+}
+
+// compareReceipt checks the receipt a record shows to clients against its
+// latest entry: the log index, actor, time, reason, rules and error, and
+// the record's policy version. A receipt's admission inputs are not in the
+// log.
+func compareReceipt(r *Record, x loggedReceipt) error {
+	if r.PolicyVersion != x.policy {
+		return differ("record %s: policy version is %q in the store but %q in the log", r.ID, r.PolicyVersion, x.policy)
+	}
+	rc := r.Receipt
+	if rc == nil {
+		return nil
+	}
+	switch {
+	case rc.LogIndex != x.index:
+		return differ("record %s: its receipt names log entry %d but its latest entry is %d", r.ID, rc.LogIndex, x.index)
+	case rc.Actor != x.actor:
+		return differ("record %s: its receipt names actor %s but the log entry's actor is %s", r.ID, rc.Actor, x.actor)
+	case x.cascade && strings.Join(rc.Rules, ",") != "cascade":
+		return differ("record %s: its receipt names rules %q but its latest entry is a cascade suspension", r.ID, strings.Join(rc.Rules, ","))
+	case x.cascade:
+	case !rc.Time.Equal(x.time):
+		return differ("record %s: its receipt's time differs from its log entry's", r.ID)
+	case rc.Reason != x.reason:
+		return differ("record %s: its receipt's reason %q differs from its log entry's %q", r.ID, rc.Reason, x.reason)
+	case strings.Join(rc.Rules, ",") != x.rules:
+		return differ("record %s: its receipt names rules %q but its log entry %q", r.ID, strings.Join(rc.Rules, ","), x.rules)
+	case rc.Error != x.errText:
+		return differ("record %s: its receipt's error %q differs from its log entry's %q", r.ID, rc.Error, x.errText)
+	}
+	return nil
+}
+
+func errIsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
