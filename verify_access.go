@@ -34,14 +34,14 @@ type loggedPolicy struct {
 
 // loggedReceipt is what a record's latest entry says its receipt holds.
 type loggedReceipt struct {
-	index     uint64
-	actor     string
-	time      time.Time
-	policy    string // the record's policy version, of its latest record entry
-	cascade   bool   // the latest entry is a suspension: reason and time are the cascade's
-	reason    string // of the latest entry, unless a suspension
-	rules     string
-	errText   string
+	index   uint64
+	actor   string
+	time    time.Time
+	policy  string // the record's policy version, of its latest record entry
+	cascade bool   // the latest entry is a suspension: reason and time are the cascade's
+	reason  string // of the latest entry, unless a suspension
+	rules   string
+	errText string
 }
 
 func newAccessLog() *accessLog {
