@@ -94,6 +94,8 @@ type Service struct {
 	// principalLog holds the principal entries checkPrincipal has read and
 	// verified, by principal id (under mu).
 	principalLog map[string]loggedPrincipal
+	// commitKey keys the commitments to observation texts in the log.
+	commitKey []byte
 }
 
 // Event is what the service tells observers (metrics) after a decision.
@@ -111,7 +113,7 @@ func New(store Store, key *tlog.ServerKey, opts Options) (*Service, error) {
 	s := &Service{
 		store: store, key: key, opts: opts, policy: opts.Policy,
 		keys: map[string]ed25519.PrivateKey{}, policies: map[string]*Policy{}, principalLog: map[string]loggedPrincipal{},
-		entropy: ulid.Monotonic(rand.Reader, 0),
+		entropy: ulid.Monotonic(rand.Reader, 0), commitKey: commitKeyOf(key),
 	}
 	if s.policy == nil {
 		s.policy = MustDefaultPolicy()

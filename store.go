@@ -92,6 +92,10 @@ type Tx interface {
 	Session(ctx context.Context, tenant, id string) (*Session, error)
 	AddObservation(ctx context.Context, o *Observation) error
 	Observations(ctx context.Context, tenant, session string) ([]*Observation, error)
+	// ScanSessions calls fn for every session of every tenant (Floor and
+	// External are not set); ScanObservations for every observation.
+	ScanSessions(ctx context.Context, fn func(*Session) error) error
+	ScanObservations(ctx context.Context, fn func(*Observation) error) error
 
 	InsertGrant(ctx context.Context, g *Grant) error
 	// UseGrant marks an unused grant matching g's tenant, subject and digest

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/tlog"
@@ -93,4 +94,49 @@ func (t *txn) Tombstones(ctx context.Context, fn func(tenant, id string, state c
 		}
 	}
 	return nil
+}
+
+// ScanSessions calls fn for every session.
+func (t *txn) ScanSessions(ctx context.Context, fn func(*custody.Session) error) error {
+	rows, err := t.tx.Query(ctx, `SELECT id, tenant, subject, opener, created_at FROM sessions ORDER BY tenant, id`)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s custody.Session
+		var created int64
+		if err := rows.Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created); err != nil {
+			return classify(err)
+		}
+		s.CreatedAt = time.Unix(0, created).UTC()
+		if err := fn(&s); err != nil {
+			return err
+		}
+	}
+	return classify(rows.Err())
+}
+
+// ScanObservations calls fn for every observation.
+func (t *txn) ScanObservations(ctx context.Context, fn func(*custody.Observation) error) error {
+	rows, err := t.tx.Query(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
+ FROM observations ORDER BY tenant, id`)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o custody.Observation
+		var authority int16
+		var created int64
+		if err := rows.Scan(&o.ID, &o.Tenant, &o.Session, &o.Channel, &o.Text, &o.SourceRef, &authority, &created); err != nil {
+			return classify(err)
+		}
+		o.Authority = custody.Authority(authority)
+		o.CreatedAt = time.Unix(0, created).UTC()
+		if err := fn(&o); err != nil {
+			return err
+		}
+	}
+	return classify(rows.Err())
 }

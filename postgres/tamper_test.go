@@ -5,13 +5,13 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
-	"github.com/custody-mem/custody/storetest"
+	"github.com/custody-mem/custody/storetest/tamper"
 )
 
 // An insider's edits of what decides access are caught by verify and
-// refused by the server (see storetest.RunTampering).
+// refused by the server (see storetest/tamper).
 func TestTampering(t *testing.T) {
-	storetest.RunTampering(t, storetest.Backend{
+	tamper.Run(t, tamper.Backend{
 		Open: func(t *testing.T) custody.Store { return open(t) },
 		Exec: func(t *testing.T, st custody.Store, q string) {
 			t.Helper()

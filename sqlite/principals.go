@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/tlog"
@@ -75,6 +76,49 @@ func (t *txn) Tombstones(ctx context.Context, fn func(tenant, id string, state c
 			return err
 		}
 		if err := fn(tenant, id, custody.State(state)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ScanSessions calls fn for every session.
+func (t *txn) ScanSessions(ctx context.Context, fn func(*custody.Session) error) error {
+	rows, err := t.QueryContext(ctx, `SELECT id, tenant, subject, opener, created_at FROM sessions ORDER BY tenant, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s custody.Session
+		var created int64
+		if err := rows.Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created); err != nil {
+			return err
+		}
+		s.CreatedAt = time.Unix(0, created).UTC()
+		if err := fn(&s); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ScanObservations calls fn for every observation.
+func (t *txn) ScanObservations(ctx context.Context, fn func(*custody.Observation) error) error {
+	rows, err := t.QueryContext(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
+ FROM observations ORDER BY tenant, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o custody.Observation
+		var created int64
+		if err := rows.Scan(&o.ID, &o.Tenant, &o.Session, &o.Channel, &o.Text, &o.SourceRef, &o.Authority, &created); err != nil {
+			return err
+		}
+		o.CreatedAt = time.Unix(0, created).UTC()
+		if err := fn(&o); err != nil {
 			return err
 		}
 	}

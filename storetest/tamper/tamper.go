@@ -1,4 +1,10 @@
-package storetest
+// Package tamper is the suite that edits a store's database behind its
+// back, as an insider with write access would, and checks that verify
+// names each edit and that the server refuses a principal whose rights
+// were edited. Both backends run it (sqlite and postgres TestTampering).
+// It is apart from storetest because it drives the HTTP API, whose own
+// tests use storetest.
+package tamper
 
 import (
 	"bytes"
@@ -17,6 +23,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // Backend lets RunTampering edit a store's database behind the store's
@@ -47,11 +54,11 @@ func (b Backend) blob(v []byte) string {
 	return "X'" + hex.EncodeToString(v) + "'"
 }
 
-// RunTampering edits what decides access (principals, policies,
+// Run edits what decides access (principals, policies,
 // tombstones, receipts) directly in the database: verify must name each
 // edit, and the server must refuse a principal whose rights were edited,
 // while the untouched ones keep working.
-func RunTampering(t *testing.T, b Backend) {
+func Run(t *testing.T, b Backend) {
 	t.Run("Escalation", func(t *testing.T) { testEscalation(t, b) })
 	t.Run("Principals", func(t *testing.T) { testPrincipalTampering(t, b) })
 	t.Run("Decisions", func(t *testing.T) { testDecisionTampering(t, b) })
@@ -87,7 +94,7 @@ func (s *syncBuffer) String() string {
 
 func newTamperEnv(t *testing.T, b Backend) *tamperEnv {
 	st := b.Open(t)
-	svc := NewService(t, st, NewClock(Start))
+	svc := storetest.NewService(t, st, storetest.NewClock(storetest.Start))
 	logs := &syncBuffer{}
 	api := httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), RatePerSecond: -1})
 	srv := httptest.NewServer(api.Handler())
@@ -330,7 +337,7 @@ func testDecisionTampering(t *testing.T, b Backend) {
 		e := newTamperEnv(t, b)
 		p, _ := e.add("alice", []string{"user", "policy_owner", "reviewer"})
 		alice := &custody.Caller{Principal: p, Subject: p}
-		if _, _, err := e.svc.SetPolicy(e.ctx, alice, PolicyText()); err != nil {
+		if _, _, err := e.svc.SetPolicy(e.ctx, alice, storetest.PolicyText()); err != nil {
 			t.Fatal(err)
 		}
 		kept, err := e.svc.Remember(e.ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "tea, not coffee", Channel: "user"})
