@@ -158,7 +158,7 @@ func (s *Service) checkPrincipal(ctx context.Context, p *Principal) error {
 		s.mu.Unlock()
 	}
 	if f := principalDiff(p, lp.details); f != "" {
-		return principalMismatch(p, fieldName(f), fmt.Sprintf("its stored %s differs from log entry %d", fieldName(f), lp.index))
+		return principalMismatch(p, fieldName(f), fmt.Sprintf("%s: the stored value differs from log entry %d", fieldName(f), lp.index))
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func comparePrincipals(ctx context.Context, tx Tx, a *accessLog, rep *VerifyRepo
 			return differ("principal %s is in the store but no log entry introduced it", id)
 		}
 		if f := principalDiff(p, lp.details); f != "" {
-			return differ("principal %s: its stored %s differs from its latest log entry %d", id, fieldName(f), lp.index)
+			return differ("principal %s: %s: the stored value differs from its latest log entry %d", id, fieldName(f), lp.index)
 		}
 		if p.LogIndex != int64(lp.index) {
 			return differ("principal %s: its row points at log entry %d but its latest entry is %d", id, p.LogIndex, lp.index)
