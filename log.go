@@ -113,6 +113,7 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 		if rc.Error != "" {
 			e.Details["error"] = rc.Error
 		}
+		e.Details[detailInputs] = inputsDigest(rc.Inputs)
 	}
 	var idx uint64
 	var err error

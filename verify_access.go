@@ -2,6 +2,8 @@ package custody
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,14 +42,16 @@ type loggedPolicy struct {
 
 // loggedReceipt is what a record's latest entry says its receipt holds.
 type loggedReceipt struct {
-	index   uint64
-	actor   string
-	time    time.Time
-	policy  string // the record's policy version, of its latest record entry
-	cascade bool   // the latest entry is a suspension: reason and time are the cascade's
-	reason  string // of the latest entry, unless a suspension
-	rules   string
-	errText string
+	index     uint64
+	actor     string
+	time      time.Time
+	policy    string // the record's policy version, of its latest record entry
+	cascade   bool   // the latest entry is a suspension: reason and time are the cascade's
+	reason    string // of the latest entry, unless a suspension
+	rules     string
+	errText   string
+	inputs    string // digest of the receipt's inputs
+	hasInputs bool   // false in entries older than the digest
 }
 
 func newAccessLog() *accessLog {
@@ -81,6 +85,9 @@ func (a *accessLog) add(index uint64, e *tlog.Entry) {
 		k := e.Tenant + "\x00" + e.RecordID
 		a.receipts[k] = loggedReceipt{index: index, actor: e.Actor, time: e.Time, policy: e.PolicyVersion,
 			reason: e.Details["reason"], rules: e.Details["rules"], errText: e.Details["error"]}
+		rc := a.receipts[k]
+		rc.inputs, rc.hasInputs = e.Details[detailInputs]
+		a.receipts[k] = rc
 		if st := State(e.NewState); st.Terminal() {
 			a.tombstones[k] = st
 		}
@@ -211,10 +218,23 @@ func compareTombstones(ctx context.Context, tx Tx, a *accessLog) error {
 	return nil
 }
 
+// detailInputs is the detail of a record entry that commits to its
+// receipt's admission inputs.
+const detailInputs = "inputs_sha256"
+
+// inputsDigest is the hex SHA-256 of a receipt's inputs, sorted by name.
+func inputsDigest(in map[string]string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(mapKeys(in)) {
+		h.Write([]byte(k + "\x00" + in[k] + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // compareReceipt checks the receipt a record shows to clients against its
 // latest entry: the log index, actor, time, reason, rules and error, and
-// the record's policy version. A receipt's admission inputs are not in the
-// log.
+// the record's policy version, and the admission inputs where the entry
+// commits to them.
 func compareReceipt(r *Record, x loggedReceipt) error {
 	if r.PolicyVersion != x.policy {
 		return differ("record %s: policy version is %q in the store but %q in the log", r.ID, r.PolicyVersion, x.policy)
@@ -239,6 +259,8 @@ func compareReceipt(r *Record, x loggedReceipt) error {
 		return differ("record %s: its receipt names rules %q but its log entry %q", r.ID, strings.Join(rc.Rules, ","), x.rules)
 	case rc.Error != x.errText:
 		return differ("record %s: its receipt's error %q differs from its log entry's %q", r.ID, rc.Error, x.errText)
+	case x.hasInputs && inputsDigest(rc.Inputs) != x.inputs:
+		return differ("record %s: its receipt's admission inputs differ from the ones its log entry commits to", r.ID)
 	}
 	return nil
 }

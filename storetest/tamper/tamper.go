@@ -375,6 +375,9 @@ func testDecisionTampering(t *testing.T, b Backend) {
 		{"receipt rules", func(e *tamperEnv, _, gone string) {
 			e.exec(`UPDATE records SET receipt = replace(receipt, '"retire"', '"review-approve"') WHERE id = '%s'`, gone)
 		}, []string{"$gone", "rules"}},
+		{"receipt inputs", func(e *tamperEnv, kept, _ string) {
+			e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
+		}, []string{"$kept", "admission inputs"}},
 		{"policy version", func(e *tamperEnv, kept, _ string) {
 			e.exec(`UPDATE records SET policy_version = 'trusted' WHERE id = '%s'`, kept)
 		}, []string{"$kept", "policy version"}},
