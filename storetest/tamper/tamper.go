@@ -378,6 +378,13 @@ func testDecisionTampering(t *testing.T, b Backend) {
 		{"receipt inputs", func(e *tamperEnv, kept, _ string) {
 			e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
 		}, []string{"$kept", "admission inputs"}},
+		{"checkpoint forged", func(e *tamperEnv, _, _ string) {
+			if _, err := e.svc.Checkpoint(e.ctx); err != nil {
+				e.t.Fatal(err)
+			}
+			e.verify()
+			e.exec(`INSERT INTO checkpoints (size, note) VALUES (1000000, %s)`, b.blob([]byte("custody.local/log\n1000000\nAAAA\n\n")))
+		}, []string{"latest stored checkpoint"}},
 		{"policy version", func(e *tamperEnv, kept, _ string) {
 			e.exec(`UPDATE records SET policy_version = 'trusted' WHERE id = '%s'`, kept)
 		}, []string{"$kept", "policy version"}},
