@@ -23,6 +23,12 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrUndecidable: 503 admission_undecidable; the candidate is kept as pending.
 	ErrUndecidable = errors.New("admission undecidable")
+	// ErrPrincipalUnverified: 403 principal_unverified; MCP transport
+	// refuses the session. The principal's stored rights, token hash or
+	// keys disagree with its latest log entry: the row was edited outside
+	// custody, and the server does not act for it until an operator runs
+	// custody verify and puts the row back.
+	ErrPrincipalUnverified = errors.New("principal disagrees with the log")
 	// ErrUnavailable: 503 unavailable; the store cannot be reached.
 	ErrUnavailable = errors.New("store unavailable")
 )

@@ -28,9 +28,13 @@ func (s *Service) appendAs(ctx context.Context, tx Tx, actor *Principal, e *tlog
 	return s.appendSigned(ctx, tx, key, e)
 }
 
-// appendServer appends an entry signed by the server key.
+// appendServer appends an entry signed by the server key. A principal
+// entry also points the principal's row at it (see appendPrincipal).
 func (s *Service) appendServer(ctx context.Context, tx Tx, e *tlog.Entry) (uint64, error) {
 	e.Actor = ServerActor
+	if principalTransitions[e.Transition] {
+		return s.appendPrincipal(ctx, tx, e)
+	}
 	return s.appendSigned(ctx, tx, s.key.SigningKey(), e)
 }
 
@@ -138,6 +142,7 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 		if rc.Error != "" {
 			e.Details["error"] = rc.Error
 		}
+		e.Details[detailInputs] = inputsDigest(rc.Inputs)
 	}
 	var idx uint64
 	var err error

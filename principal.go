@@ -31,6 +31,14 @@ type Principal struct {
 	Groups    []string  `json:"groups"`
 	PublicKey []byte    `json:"public_key"`
 	CreatedAt time.Time `json:"created_at"`
+
+	// What the store keeps beside the rights, read with them so that the
+	// server can check the principal against the log (see checkPrincipal):
+	// the hash of its token, its sealed signing key, and the index of its
+	// latest log entry (NoLogIndex when the row names none).
+	TokenHash []byte `json:"-"`
+	SealedKey []byte `json:"-"`
+	LogIndex  int64  `json:"-"`
 }
 
 // ID names the principal across tenants: "tenant/name".

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +90,12 @@ type Service struct {
 	registry *registry // nil without Options.RegistryFile
 	hooksMu  sync.RWMutex
 	hooks    []func(Event)
+
+	// principalLog holds the principal entries checkPrincipal has read and
+	// verified, by principal id (under mu).
+	principalLog map[string]loggedPrincipal
+	// commitKey keys the commitments to observation texts in the log.
+	commitKey []byte
 }
 
 // Event is what the service tells observers (metrics) after a decision.
@@ -107,8 +112,8 @@ type Event struct {
 func New(store Store, key *tlog.ServerKey, opts Options) (*Service, error) {
 	s := &Service{
 		store: store, key: key, opts: opts, policy: opts.Policy,
-		keys: map[string]ed25519.PrivateKey{}, policies: map[string]*Policy{},
-		entropy: ulid.Monotonic(rand.Reader, 0),
+		keys: map[string]ed25519.PrivateKey{}, policies: map[string]*Policy{}, principalLog: map[string]loggedPrincipal{},
+		entropy: ulid.Monotonic(rand.Reader, 0), commitKey: commitKeyOf(key),
 	}
 	if s.policy == nil {
 		s.policy = MustDefaultPolicy()
@@ -226,7 +231,8 @@ func (c *Caller) scope(now time.Time) Scope {
 	return Scope{Tenant: c.Tenant(), Subject: c.Subject.Name, Groups: c.Subject.Groups, Now: now}
 }
 
-// Authenticate resolves a bearer token to its principal.
+// Authenticate resolves a bearer token to its principal. A principal whose
+// stored state disagrees with the log is ErrPrincipalUnverified.
 func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, ErrUnauthenticated
@@ -235,7 +241,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, e
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}
-	return p, err
+	return s.verifiedPrincipal(ctx, p, err)
 }
 
 // Act resolves the subject a principal acts for. A user acts for itself
@@ -261,7 +267,7 @@ func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Calle
 	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
 		return nil, denied
 	}
-	if err != nil {
+	if sub, err = s.verifiedPrincipal(ctx, sub, err); err != nil {
 		return nil, err
 	}
 	return &Caller{Principal: p, Subject: sub}, nil
@@ -326,13 +332,11 @@ func (s *Service) AddPrincipal(ctx context.Context, in PrincipalInput) (*Princip
 		if err := tx.InsertPrincipal(ctx, p, hash, sealed); err != nil {
 			return err
 		}
-		_, err := s.appendServer(ctx, tx, &tlog.Entry{
-			Tenant: p.Tenant, Transition: "principal",
-			Details: map[string]string{
-				"name": p.Name, "roles": strings.Join(p.Roles, ","), "channels": strings.Join(p.Channels, ","),
-				"groups": strings.Join(p.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pub)),
-			},
-		})
+		p.TokenHash, p.SealedKey = hash, sealed
+		details := principalState(p)
+		details["name"] = p.Name
+		idx, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: p.Tenant, Transition: TransitionPrincipal, Details: details})
+		p.LogIndex = int64(idx)
 		return err
 	})
 	if err != nil {

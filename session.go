@@ -38,7 +38,12 @@ func (s *Service) OpenSession(ctx context.Context, c *Caller) (*Session, error) 
 		ID: s.newID(), Tenant: c.Tenant(), Subject: c.Subject.Name, Opener: c.Principal.ID(),
 		CreatedAt: s.now(), Floor: AuthorityConfirmed,
 	}
-	err := s.update(ctx, func(tx Tx) error { return tx.InsertSession(ctx, sess) })
+	err := s.update(ctx, func(tx Tx) error {
+		if err := tx.InsertSession(ctx, sess); err != nil {
+			return err
+		}
+		return s.logSession(ctx, tx, c, sess)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +84,9 @@ func (s *Service) Observe(ctx context.Context, c *Caller, sessionID string, in O
 			SourceRef: in.SourceRef, Authority: min(ChannelAuthority(in.Channel), AuthorityUser), CreatedAt: s.now(),
 		}
 		if err := tx.AddObservation(ctx, o); err != nil {
+			return err
+		}
+		if err := s.logObservation(ctx, tx, c, o); err != nil {
 			return err
 		}
 		sess.Floor = min(sess.Floor, o.Authority)

@@ -91,12 +91,18 @@ type Tx interface {
 	Mentioning(ctx context.Context, s Scope, text string) ([]*Record, error)
 	ScanRecords(ctx context.Context, tenant string, fn func(*Record) error) error
 
+	// InsertPrincipal stores a new principal with no log index. Principal,
+	// Principals and Store.PrincipalByToken fill in the principal's
+	// TokenHash, SealedKey and LogIndex.
 	InsertPrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
 	Principal(ctx context.Context, tenant, name string) (*Principal, error)
 	SealedKey(ctx context.Context, tenant, name string) ([]byte, error)
 	// Principals lists a tenant's principals ("" = all), by tenant and name.
 	Principals(ctx context.Context, tenant string) ([]*Principal, error)
 	TokenHash(ctx context.Context, tenant, name string) ([]byte, error)
+	// SetPrincipalLogIndex records the index of the principal's latest log
+	// entry with it (Principal.LogIndex).
+	SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error
@@ -105,6 +111,10 @@ type Tx interface {
 	Session(ctx context.Context, tenant, id string) (*Session, error)
 	AddObservation(ctx context.Context, o *Observation) error
 	Observations(ctx context.Context, tenant, session string) ([]*Observation, error)
+	// ScanSessions calls fn for every session of every tenant (Floor and
+	// External are not set); ScanObservations for every observation.
+	ScanSessions(ctx context.Context, fn func(*Session) error) error
+	ScanObservations(ctx context.Context, fn func(*Observation) error) error
 
 	InsertGrant(ctx context.Context, g *Grant) error
 	// UseGrant marks an unused grant matching g's tenant, subject and digest
@@ -114,6 +124,8 @@ type Tx interface {
 	// Tombstone registers a retired or rejected id; Tombstoned reports it.
 	Tombstone(ctx context.Context, tenant, id string, state State) error
 	Tombstoned(ctx context.Context, tenant, id string) (bool, error)
+	// Tombstones calls fn for every registered id of every tenant.
+	Tombstones(ctx context.Context, fn func(tenant, id string, state State) error) error
 
 	// AppendLeaf adds a leaf to the Merkle log and returns its index.
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)

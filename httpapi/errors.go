@@ -77,6 +77,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rt route, er
 	case errors.Is(err, custody.ErrUnauthenticated):
 		w.Header().Set("WWW-Authenticate", `Bearer realm="custody"`)
 		writeJSONError(w, http.StatusUnauthorized, codeUnauthorized, "missing or unknown bearer token; send Authorization: Bearer <token>", "")
+	case errors.Is(err, custody.ErrPrincipalUnverified):
+		var pm *custody.PrincipalMismatch
+		if errors.As(err, &pm) {
+			s.log.ErrorContext(r.Context(), "refused a principal whose stored state disagrees with the audit log",
+				"principal", pm.Principal, "field", pm.Field, "detail", pm.Detail)
+		}
+		writeJSONError(w, http.StatusForbidden, "principal_unverified", err.Error(), "")
 	case errors.Is(err, custody.ErrSubjectNotAllowed):
 		writeJSONError(w, http.StatusForbidden, "subject_not_allowed", msg, "subject")
 	case errors.Is(err, custody.ErrForbidden):

@@ -229,6 +229,13 @@ func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err erro
 			msg = "unknown bearer token"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="custody"`)
+	case errors.Is(err, custody.ErrPrincipalUnverified):
+		status, code = http.StatusForbidden, "principal_unverified"
+		var pm *custody.PrincipalMismatch
+		if errors.As(err, &pm) {
+			s.log.ErrorContext(r.Context(), "mcp: refused a principal whose stored state disagrees with the audit log",
+				"principal", pm.Principal, "field", pm.Field, "detail", pm.Detail)
+		}
 	case errors.Is(err, custody.ErrSubjectNotAllowed):
 		status, code, field = http.StatusForbidden, "subject_not_allowed", "subject"
 	case errors.Is(err, custody.ErrForbidden):

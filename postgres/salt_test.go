@@ -69,7 +69,8 @@ func TestMigrateToRecordSalts(t *testing.T) {
 	old := openDSN(t, dsn)
 	storetest.CopyUnsalted(t, key, src, old)
 	mustExec(t, old, `ALTER TABLE records DROP COLUMN salt`)
-	mustExec(t, old, `DELETE FROM schema_migrations WHERE version = 3`)
+	mustExec(t, old, `ALTER TABLE principals DROP COLUMN log_index`)
+	mustExec(t, old, `DELETE FROM schema_migrations WHERE version >= 3`)
 	old.Close()
 
 	st := openDSN(t, dsn)

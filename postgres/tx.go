@@ -284,16 +284,21 @@ func nonNil(s []string) []string {
 	return s
 }
 
-const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at`
+const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at, token_hash, sealed_key, log_index`
 
 func scanPrincipal(row pgx.Row) (*custody.Principal, error) {
 	var p custody.Principal
 	var created int64
 	var pub []byte
-	if err := row.Scan(&p.Tenant, &p.Name, &p.Roles, &p.Channels, &p.Groups, &pub, &created); err != nil {
+	var logIndex *int64
+	if err := row.Scan(&p.Tenant, &p.Name, &p.Roles, &p.Channels, &p.Groups, &pub, &created, &p.TokenHash, &p.SealedKey, &logIndex); err != nil {
 		return nil, notFound(err)
 	}
 	p.PublicKey = pub
+	p.LogIndex = custody.NoLogIndex
+	if logIndex != nil {
+		p.LogIndex = *logIndex
+	}
 	p.CreatedAt = time.Unix(0, created).UTC()
 	return &p, nil
 }

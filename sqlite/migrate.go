@@ -22,8 +22,10 @@ import (
 // out of records_aud_id, which is built again. Version 8 leaves keyless
 // records out of records_ns_key, which is built again. Version 9 adds
 // records.salt, the key of each record's body commitment in the log;
-// older records gain an empty salt and keep their plain SHA-256.
-const schemaVersion = 9
+// older records gain an empty salt and keep their plain SHA-256. Version 10
+// keeps with each principal the index of its latest log entry (log_index),
+// found in the log for the principals of an older database (linkPrincipals).
+const schemaVersion = 10
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -32,7 +34,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasSalt int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasSalt, hasPrincipals, hasLogIndex int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -46,7 +48,9 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM pragma_table_info('edges') WHERE name = 'child_rid'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tri_pending'),
  (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx'),
- (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'salt')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasSalt)
+ (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'salt'),
+ (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'principals'),
+ (SELECT COUNT(*) FROM pragma_table_info('principals') WHERE name = 'log_index')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasSalt, &hasPrincipals, &hasLogIndex)
 	if err != nil {
 		return err
 	}
@@ -99,8 +103,18 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 6: %w", err)
 		}
 	}
+	if hasPrincipals == 1 && hasLogIndex == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE principals ADD COLUMN log_index INTEGER`); err != nil {
+			return fmt.Errorf("migrating to schema 10: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
+	}
+	if hasPrincipals == 1 && hasLogIndex == 0 {
+		if err := linkPrincipals(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 10: %w", err)
+		}
 	}
 	if hasNodeIdx == 1 {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO log_nodes (seq, level, hash)

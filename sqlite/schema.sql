@@ -1,4 +1,4 @@
--- custody SQLite schema, version 9 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 10 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -14,6 +14,9 @@ CREATE TABLE IF NOT EXISTS principals (
   sealed_key BLOB NOT NULL,
   token_hash BLOB NOT NULL UNIQUE,
   created_at INTEGER NOT NULL,
+  -- the index of the principal's latest log entry, which its rights must
+  -- match (NULL: none; the server refuses such a principal)
+  log_index  INTEGER,
   PRIMARY KEY (tenant, name)
 );
 

@@ -266,16 +266,21 @@ func nonNil(s []string) []string {
 	return s
 }
 
-const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at`
+const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at, token_hash, sealed_key, log_index`
 
 func scanPrincipal(sc scanner) (*custody.Principal, error) {
 	var p custody.Principal
 	var roles, channels, groups string
 	var created int64
-	if err := sc.Scan(&p.Tenant, &p.Name, &roles, &channels, &groups, &p.PublicKey, &created); err != nil {
+	var logIndex sql.NullInt64
+	if err := sc.Scan(&p.Tenant, &p.Name, &roles, &channels, &groups, &p.PublicKey, &created, &p.TokenHash, &p.SealedKey, &logIndex); err != nil {
 		return nil, notFound(err)
 	}
 	p.CreatedAt = time.Unix(0, created).UTC()
+	p.LogIndex = custody.NoLogIndex
+	if logIndex.Valid {
+		p.LogIndex = logIndex.Int64
+	}
 	for _, f := range []struct {
 		s   string
 		dst *[]string
