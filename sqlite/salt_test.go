@@ -86,7 +86,7 @@ func TestMigrateFromSchema8(t *testing.T) {
 	}
 	storetest.CopyUnsalted(t, key, st, old)
 	old.Close()
-	rewind(t, path, `ALTER TABLE records DROP COLUMN salt`, `PRAGMA user_version = 8`)
+	rewind(t, path, `ALTER TABLE records DROP COLUMN salt`, `ALTER TABLE principals DROP COLUMN log_index`, `PRAGMA user_version = 8`)
 
 	st = reopen(t, path, 8)
 	var v int
