@@ -20,7 +20,8 @@ import (
 //     owner), or it is eligible for the subject (the decision of Get), or
 //     the caller is a reviewer and it waits in the review queue
 //     (quarantined). A cascade's cause is one of its records;
-//   - a gate decision or an action confirmation is read by its subject;
+//   - a gate decision or an action confirmation is read by its subject,
+//     and so are a session's opening and its observations;
 //   - a policy change by everyone (GET /v1/policy shows the policy);
 //   - a principal's creation, and any entry of a kind not named here, only
 //     by admin and auditor.
@@ -29,7 +30,7 @@ import (
 type entryReader struct {
 	s     *Service
 	c     *Caller
-	seen  map[string]bool // record id → readable
+	seen  map[string]bool // record id (or "session\x00"+id) → readable
 	every bool            // the caller reads the whole tenant's entries
 }
 
@@ -51,6 +52,10 @@ func (er *entryReader) readable(ctx context.Context, e *tlog.Entry) (bool, error
 		return true, nil
 	case "gate", "confirm_action":
 		return e.Details["subject"] == er.c.Subject.Name, nil
+	case TransitionSession:
+		return e.Details["subject"] == er.c.Subject.Name, nil
+	case TransitionObservation:
+		return er.session(ctx, e.Details["session"])
 	case "principal":
 		return false, nil
 	case "suspend":
@@ -81,6 +86,28 @@ func (er *entryReader) record(ctx context.Context, id string) (bool, error) {
 		er.seen[id] = ok
 	}
 	return ok, err
+}
+
+// session reports whether the subject is the subject of session id.
+func (er *entryReader) session(ctx context.Context, id string) (bool, error) {
+	if ok, done := er.seen["session\x00"+id]; done {
+		return ok, nil
+	}
+	var sess *Session
+	err := er.s.store.View(ctx, func(tx Tx) error {
+		var err error
+		sess, err = tx.Session(ctx, er.c.Tenant(), id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ok := sess.Subject == er.c.Subject.Name
+	er.seen["session\x00"+id] = ok
+	return ok, nil
 }
 
 func (er *entryReader) decide(ctx context.Context, id string) (bool, error) {

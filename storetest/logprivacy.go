@@ -271,12 +271,18 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 	a.call("po", "PUT", "/v1/policy", map[string]string{"text": string(PolicyText())}, 200, nil)
 	a.call("alice", "POST", "/v1/gate", map[string]any{"action": "send_money", "args": map[string]any{"to": "ACCT-1"},
 		"justification": []string{secret}}, 200, nil)
+	var sess struct {
+		ID string `json:"id"`
+	}
+	a.call("alice", "POST", "/v1/sessions", map[string]any{}, 201, &sess)
+	a.call("alice", "POST", "/v1/sessions/"+sess.ID+"/observations", map[string]any{"channel": "tool:email",
+		"text": "an email for alice", "source_ref": "email:for-alice-only"}, 200, nil)
 	a.remember("carol", memoryRequest{Namespace: "n", Class: "fact", Body: "carol's", Channel: "user"}, 201)
 	cp := a.checkpoint("bob")
 
 	all, _ := a.entries("boss", cp.Size) // the admin's view is the whole tenant
 	byRecord := map[string][]logEntry{}
-	var principals, policies, gates []logEntry
+	var principals, policies, gates, sessions []logEntry
 	for i := range cp.Size {
 		le := all[i]
 		if le.Tenant == "other" {
@@ -291,9 +297,14 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 			policies = append(policies, le)
 		case le.Transition == "gate":
 			gates = append(gates, le)
+		case le.Transition == custody.TransitionSession || le.Transition == custody.TransitionObservation:
+			sessions = append(sessions, le)
 		case le.RecordID != "":
 			byRecord[le.RecordID] = append(byRecord[le.RecordID], le)
 		}
+	}
+	if len(sessions) != 2 {
+		t.Errorf("the admin reads %d session and observation entries; want 2", len(sessions))
 	}
 	if len(principals) != 7 || len(policies) != 1 || len(gates) != 1 || len(byRecord[secret]) != 1 || len(byRecord[held]) != 1 || len(byRecord[shared]) != 1 {
 		t.Fatalf("the admin reads %d principal, %d policy, %d gate entries and %d, %d, %d entries of the records; want 7, 1, 1, 1, 1, 1",
@@ -312,7 +323,7 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 	}
 
 	bob, raw := a.entries("bob", cp.Size)
-	for _, secretText := range []string{"vault", "card_pin", "sms:from-the-bank", secret, derived, held, "inbox", "email:77", "send_money", "harness"} {
+	for _, secretText := range []string{"vault", "card_pin", "sms:from-the-bank", secret, derived, held, "inbox", "email:77", "send_money", "harness", sess.ID, "email:for-alice-only"} {
 		if strings.Contains(raw, secretText) {
 			t.Errorf("bob's log entries contain %q", secretText)
 		}
@@ -323,7 +334,7 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 			a.proveInclusion("bob", bob[full.Index], cp)
 		}
 	}
-	for _, full := range append(principals, gates...) {
+	for _, full := range append(append(principals, gates...), sessions...) {
 		wantRedacted(t, "bob", bob[full.Index], full)
 	}
 	for _, full := range append(append(byRecord[bobs], byRecord[shared]...), policies...) {
@@ -337,7 +348,7 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 	}
 
 	alice, _ := a.entries("alice", cp.Size)
-	for _, full := range append(append(append(byRecord[secret], byRecord[derived]...), byRecord[held]...), gates...) {
+	for _, full := range append(append(append(append(byRecord[secret], byRecord[derived]...), byRecord[held]...), gates...), sessions...) {
 		wantFull(t, "alice", alice[full.Index], full)
 		a.proveInclusion("alice", alice[full.Index], cp)
 	}
