@@ -91,6 +91,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	}
 	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(opts.Registry)
+	s.metrics.storeGauges(svc.Store())
 	svc.OnEvent(s.metrics.observe)
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
