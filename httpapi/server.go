@@ -41,6 +41,9 @@ const (
 type Options struct {
 	// MaxBodyBytes bounds a request body. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxBatchBytes bounds the body of POST /v1/memories/batch. Default
+	// DefaultMaxBatchBytes.
+	MaxBatchBytes int64
 	// RequestTimeout bounds the work of one API request (not of handlers
 	// added with Mount). Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -76,6 +79,9 @@ type Server struct {
 func New(svc *custody.Service, opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
 	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = DefaultRequestTimeout
