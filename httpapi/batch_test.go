@@ -84,7 +84,7 @@ func TestBatchRefusedWhole(t *testing.T) {
 		{"empty body", batch(good, `{"namespace":"n","class":"fact","body":"","channel":"user"}`), 400, "invalid_input", "items[1].body", "items[1].body: "},
 		{"another subject", batch(`{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"}`), 400, "invalid_input", "items[0].subject", "items[0].subject: "},
 		{"forbidden channel", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"tool:email"}`), 403, "forbidden", "items[1]", "items[1]: "},
-		{"missing parent", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","derived_from":[{"id":"` + absentID + `","weight":1}]}`), 404, "not_found", "", ""},
+		{"missing parent", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","derived_from":[{"id":"`+absentID+`","weight":1}]}`), 404, "not_found", "", ""},
 		{"no items", `{"items":[]}`, 400, "invalid_input", "items", ""},
 		{"too many", batch(strings.Split(strings.Repeat(good+"\n", custody.MaxBatch+1), "\n")[:custody.MaxBatch+1]...), 400, "invalid_input", "items", "a batch holds at most 1000 items"},
 	} {
