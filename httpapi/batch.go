@@ -68,6 +68,18 @@ func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// Candidate turns a POST /v1/memories body into the domain's candidate,
+// as the server does (an expires_at that is not RFC 3339 is invalid
+// input), for tools that submit such bodies to a Service directly.
+func Candidate(m MemoryRequest) (custody.Candidate, error) {
+	c, err := m.candidate()
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return c, &custody.Error{Kind: custody.ErrInvalid, Field: ae.field, Msg: ae.message}
+	}
+	return c, err
+}
+
 // itemError names item i in a request error, as the domain does for the
 // items it refuses (custody.ItemError): field items[i].field, message
 // prefixed with it.

@@ -36,6 +36,7 @@ var verbs = map[string]verb{
 	"lineage":   {"show a memory's ancestors and descendants", runLineage},
 	"gate":      {"ask the gate whether an action may run", runGate},
 	"export":    {"write a signed snapshot of a tenant", runExport},
+	"import":    {"submit candidates from a JSON Lines file, in batches (to a running server, or --db)", runImport},
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
 	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},

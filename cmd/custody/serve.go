@@ -35,6 +35,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	every := fs.Uint64("checkpoint-every", DefaultCheckpointEvery, "sign a checkpoint at least every `n` log entries")
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
+	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
+	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -46,6 +48,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
+	perSecond, err := rateOptions(*rateLimit, *rateBurst)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
@@ -55,7 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := svc.Checkpoint(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
-	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit})
+	api := httpapi.New(svc, httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst})
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	ln, err := net.Listen("tcp", *addr)
@@ -92,6 +98,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = nil
 	}
 	return err
+}
+
+// rateOptions checks --rate-limit and --rate-burst and gives the rate for
+// httpapi.Options, where 0 would mean the default: no limit is -1 there.
+func rateOptions(perSecond float64, burst int) (float64, error) {
+	switch {
+	case perSecond < 0 || perSecond != perSecond:
+		return 0, usageError{fmt.Sprintf("--rate-limit %v must be 0 (no limit) or a positive number of requests per second", perSecond)}
+	case burst < 1:
+		return 0, usageError{fmt.Sprintf("--rate-burst %d must be at least 1", burst)}
+	case perSecond == 0:
+		return -1, nil
+	}
+	return perSecond, nil
 }
 
 func greet(w io.Writer, url, where, storeArg string) {
