@@ -2,7 +2,8 @@
 // (serve, mcp), offline store tools (principal, verify, reindex, export,
 // restore),
 // clients of a running server (remember, recall, search, review, lineage,
-// gate), the payee-poisoning demo and the benchmarks.
+// gate; import, which also writes into a store with --db), the
+// payee-poisoning demo and the benchmarks.
 package main
 
 import (
