@@ -41,13 +41,17 @@ func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
 	if len(env.Items) > custody.MaxBatch {
 		return badRequest("invalid_input", "items", fmt.Sprintf("a batch holds at most %d items and this one has %d; send it in parts of %d", custody.MaxBatch, len(env.Items), custody.MaxBatch))
 	}
+	subject, err := subjectOf(r, env.Subject)
+	if err != nil {
+		return err
+	}
 	cands := make([]custody.Candidate, len(env.Items))
 	for i, raw := range env.Items {
 		var req MemoryRequest
 		if err := decodeBytes(raw, &req, false); err != nil {
 			return itemError(i, err)
 		}
-		if req.Subject != "" && req.Subject != env.Subject {
+		if req.Subject != "" && req.Subject != subject {
 			return itemError(i, badRequest("invalid_input", "subject", "an item may not name another subject than the batch's; send one batch per subject"))
 		}
 		c, err := req.candidate()
@@ -56,7 +60,7 @@ func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
 		}
 		cands[i] = c
 	}
-	c, err := s.callerFor(r, env.Subject)
+	c, err := s.caller(r, subject)
 	if err != nil {
 		return err
 	}

@@ -135,4 +135,8 @@ func TestBatchForSubject(t *testing.T) {
 	if n := e.count("acme"); n != 2 {
 		t.Errorf("%d records after a batch of 2", n)
 	}
+	// The subject may come as ?subject=, and an item may repeat it.
+	item.Subject = "alice"
+	want(t, e.do(harness, "POST", "/v1/memories/batch?subject=alice", BatchRequest{Items: []MemoryRequest{item}}), 200, "")
+	want(t, e.do(harness, "POST", "/v1/memories/batch?subject=alice", BatchRequest{Subject: "bob", Items: []MemoryRequest{item}}), 400, "invalid_input")
 }
