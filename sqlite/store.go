@@ -36,8 +36,9 @@ type Store struct {
 	wg          sync.WaitGroup
 	w           *sql.DB // the writer's pool: wconn, and a spare for DB()
 	wconn       *sql.Conn
-	r           *sql.DB // read-only pool
-	ckpt        *sql.DB // the checkpointer's connection
+	r           *sql.DB    // read-only pool
+	ckpt        *sql.DB    // the checkpointer's connection
+	ckptMu      sync.Mutex // one checkpoint at a time: the checkpointer's or the writer's (wal.go)
 	wstmts      *stmtCache
 	rstmts      *stmtCache
 	known       known // what the writer knows between transactions (known.go)

@@ -16,21 +16,20 @@ import (
 )
 
 // walBound is the most the WAL file may reach under continuous writes and
-// short reads, as docs/operations.md says: twice the size from which the
-// writer resets it.
-const walBound = 2 * sqlite.WALResetBytes
+// short reads, as docs/operations.md says.
+const walBound = sqlite.WALBound
 
 // Under continuous writes with searches running beside them, the WAL is
 // reset and truncated again and again: it stays under walBound instead of
 // growing with every write (it reached 4.3 GB after 100k writes when only
 // passive checkpoints ran; this load took it past 90 MB). The bound is
-// observed on the file itself, after every write. The records go four to
+// observed on the file itself, after every write. The records go three to
 // a write from four writers, so the commits come in small groups as a
-// busy server's do; 10k of them keep the test short under -race.
+// busy server's do; 8k of them keep the test short under -race.
 func TestWALStaysBounded(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())
-	const records, perWrite, writers, searchers = 10000, 4, 4, 1
+	const records, perWrite, writers, searchers = 8000, 3, 4, 1
 	wal := st.Path() + "-wal"
 	var peak atomic.Int64
 	observe := func() error {
