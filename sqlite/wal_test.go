@@ -23,13 +23,13 @@ const walBound = sqlite.WALBound
 // reset and truncated again and again: it stays under walBound instead of
 // growing with every write (it reached 4.3 GB after 100k writes when only
 // passive checkpoints ran; this load took it past 90 MB). The bound is
-// observed on the file itself, after every write. The records go three to
+// observed on the file itself, after every write. The records go two to
 // a write from four writers, so the commits come in small groups as a
-// busy server's do; 8k of them keep the test short under -race.
+// busy server's do; 6k of them keep the test short under -race.
 func TestWALStaysBounded(t *testing.T) {
 	ctx := t.Context()
 	st, _, svc, alice := serviceAt(t, t.TempDir())
-	const records, perWrite, writers, searchers = 8000, 3, 4, 1
+	const records, perWrite, writers, searchers = 6000, 2, 4, 1
 	wal := st.Path() + "-wal"
 	var peak atomic.Int64
 	observe := func() error {
