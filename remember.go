@@ -101,22 +101,33 @@ func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decis
 	if err := s.validate(c, &in); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	r := &Record{
-		ID: s.newID(), Tenant: c.Tenant(), Owner: c.Subject.Name, Namespace: in.Namespace, Key: in.Key,
-		Class: in.Class, Body: in.Body, Channel: in.Channel, Writer: c.Principal.ID(), SourceRef: in.SourceRef,
-		Audience: in.Audience, CreatedAt: now, ExpiresAt: in.ExpiresAt, Session: in.Session, Parents: in.DerivedFrom,
-	}
-	if r.Parents == nil {
-		r.Parents = []Edge{}
-	}
+	r := s.newRecord(c, &in)
 	err := s.update(ctx, func(tx Tx) error {
 		return s.admitNew(ctx, tx, c, r)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Decision{ID: r.ID, State: r.State, Authority: r.Authority, Reason: r.Receipt.Reason, Receipt: r.Receipt, LogIndex: r.LogIndex, Record: r}, nil
+	return decisionOf(r), nil
+}
+
+// newRecord is the record a validated candidate of c proposes, with a new
+// id, before its decision.
+func (s *Service) newRecord(c *Caller, in *Candidate) *Record {
+	r := &Record{
+		ID: s.newID(), Tenant: c.Tenant(), Owner: c.Subject.Name, Namespace: in.Namespace, Key: in.Key,
+		Class: in.Class, Body: in.Body, Channel: in.Channel, Writer: c.Principal.ID(), SourceRef: in.SourceRef,
+		Audience: in.Audience, CreatedAt: s.now(), ExpiresAt: in.ExpiresAt, Session: in.Session, Parents: in.DerivedFrom,
+	}
+	if r.Parents == nil {
+		r.Parents = []Edge{}
+	}
+	return r
+}
+
+// decisionOf is the decision admitNew made for r.
+func decisionOf(r *Record) *Decision {
+	return &Decision{ID: r.ID, State: r.State, Authority: r.Authority, Reason: r.Receipt.Reason, Receipt: r.Receipt, LogIndex: r.LogIndex, Record: r}
 }
 
 // admitNew decides a new record inside tx, logs the decision and inserts it.

@@ -15,6 +15,19 @@ func (c *Client) Remember(ctx context.Context, req httpapi.MemoryRequest) (*cust
 	return do[custody.Decision](ctx, c, "POST", "/v1/memories", nil, req)
 }
 
+// Batch submits up to custody.MaxBatch candidates of one caller in one
+// request (POST /v1/memories/batch): each is decided on its own, all
+// commit together, and the decisions come back in the order of the items.
+// One bad item refuses the whole batch; the error's Field names it
+// (items[3].namespace).
+func (c *Client) Batch(ctx context.Context, req httpapi.BatchRequest) ([]*custody.Decision, error) {
+	r, err := do[httpapi.BatchResponse](ctx, c, "POST", "/v1/memories/batch", nil, req)
+	if err != nil {
+		return nil, err
+	}
+	return r.Items, nil
+}
+
 // Get returns one eligible record (GET /v1/memories/{id}).
 func (c *Client) Get(ctx context.Context, id, subject string) (*custody.Record, error) {
 	return do[custody.Record](ctx, c, "GET", idPath("/v1/memories/%s", id), subjectQuery(subject), nil)

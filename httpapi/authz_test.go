@@ -86,6 +86,10 @@ func probes() map[string]probe {
 			return MemoryRequest{Namespace: "probe", Class: "episode", Body: "derived probe", Channel: c.channel,
 				DerivedFrom: []custody.Edge{{ID: id, Weight: 1}}}
 		}},
+		"POST /v1/memories/batch": {kind: "plain", path: "/v1/memories/batch", body: func(c who, id string) any {
+			return BatchRequest{Items: []MemoryRequest{{Namespace: "probe", Class: "episode", Body: "derived probe", Channel: c.channel,
+				DerivedFrom: []custody.Edge{{ID: id, Weight: 1}}}}}
+		}},
 		"GET /v1/memories":                    {path: "/v1/memories", body: noBody},
 		"GET /v1/memories/{id}":               {kind: "plain", path: "/v1/memories/{id}", body: noBody},
 		"GET /v1/memories/{id}/history":       {kind: "plain", path: "/v1/memories/{id}/history", body: noBody},

@@ -12,7 +12,10 @@ import (
 // back after that starts with a full bucket, which is what it would have.
 const limiterIdle = 10 * time.Minute
 
-// limiter is one token bucket per principal.
+// limiter is one token bucket per principal. Every authenticated request
+// takes one token, whatever it carries: a batch of a thousand candidates
+// (POST /v1/memories/batch) too, so that a bulk import is bounded by the
+// store rather than by the limit.
 type limiter struct {
 	rps   rate.Limit
 	burst int

@@ -66,6 +66,8 @@ func (s *Server) table() []route {
 			request: MemoryRequest{}, status: 201, alsoStatus: []int{202}, response: custody.Decision{},
 			notFound: "a parent named in derived_from, or the session, was not found", errors: []int{403, 404, 413, 503},
 			handler: s.remember},
+		{method: "POST", path: "/v1/memories/batch", summary: "Submit up to 1000 candidates, each decided on its own, in one transaction", tag: "memories",
+			request: BatchRequest{}, status: 200, response: BatchResponse{}, errors: []int{403, 404, 413, 503}, handler: s.rememberBatch},
 		{method: "GET", path: "/v1/memories", summary: "List eligible memories, newest version per key", tag: "memories",
 			query: []param{{name: "namespace", doc: "only this namespace"}, {name: "key", doc: "only this key"},
 				{name: "class", doc: "only this class"}, subjectParam, limitParam, cursorParam},

@@ -58,6 +58,9 @@ const (
 type Options struct {
 	// MaxBodyBytes bounds a request body. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxBatchBytes bounds the body of POST /v1/memories/batch. Default
+	// DefaultMaxBatchBytes.
+	MaxBatchBytes int64
 	// RequestTimeout bounds the work of one API request (not of handlers
 	// added with Mount). Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -107,6 +110,9 @@ func New(svc *custody.Service, opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
+	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = DefaultRequestTimeout
 	}
@@ -128,6 +134,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	}
 	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(opts.Registry)
+	s.metrics.storeGauges(svc.Store())
 	svc.OnEvent(s.metrics.observe)
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)

@@ -13,11 +13,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,12 +36,17 @@ type Store struct {
 	wg          sync.WaitGroup
 	w           *sql.DB // the writer's pool: wconn, and a spare for DB()
 	wconn       *sql.Conn
-	r           *sql.DB // read-only pool
-	ckpt        *sql.DB // the checkpointer's connection
+	r           *sql.DB    // read-only pool
+	ckpt        *sql.DB    // the checkpointer's connection
+	ckptMu      sync.Mutex // one checkpoint at a time: the checkpointer's or the writer's (wal.go)
 	wstmts      *stmtCache
 	rstmts      *stmtCache
 	known       known // what the writer knows between transactions (known.go)
 	pendingRows int   // rows in index_pending as the writer counts them (pending.go)
+	// walRetryAt and walRetryAfter are the WAL size and time from which
+	// the writer resets the WAL next (wal.go).
+	walRetryAt    int64
+	walRetryAfter time.Time
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
 	closed    <-chan struct{} // closed by Close
@@ -67,7 +72,7 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 	dsn := func(extra string) string {
 		q := url.Values{}
 		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "foreign_keys(1)")
 		q.Add("_pragma", "mmap_size(1073741824)")
@@ -76,9 +81,10 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 		}
 		return "file:" + path + "?" + q.Encode()
 	}
-	// The writer never checkpoints the WAL itself (that took milliseconds
-	// inside one commit in sixty); the checkpointer does, beside it.
-	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+"&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_txlock=immediate")
+	// The writer does not checkpoint inside its commits (that took
+	// milliseconds inside one commit in sixty): the checkpointer does,
+	// beside it, and the writer resets the WAL between commits (wal.go).
+	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+walLimitPragma+"&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -130,28 +136,6 @@ func (s *Store) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
-}
-
-// checkpointInterval is how often the checkpointer copies committed WAL
-// frames into the database file.
-const checkpointInterval = 100 * time.Millisecond
-
-// checkpointer runs passive WAL checkpoints beside the writer: they never
-// block it or the readers, and the WAL is reused from its start once a
-// checkpoint has caught up.
-func (s *Store) checkpointer(ctx context.Context) {
-	tick := time.NewTicker(checkpointInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if _, err := s.ckpt.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && ctx.Err() == nil {
-				slog.Warn("sqlite: WAL checkpoint failed; will retry", "db", s.path, "err", err)
-			}
-		}
-	}
 }
 
 // Path is the database file.

@@ -58,6 +58,7 @@ func (s *Store) writer(ctx context.Context) {
 			}
 		}
 		s.commit(ctx, batch)
+		s.resetWAL(ctx)
 		untidy = true
 		idle.Reset(s.tidyAfter)
 	}

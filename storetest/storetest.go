@@ -101,6 +101,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"UnstorableLookups", testUnstorableLookups},
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},
+		{"RememberBatch", testRememberBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

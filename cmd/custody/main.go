@@ -2,7 +2,8 @@
 // (serve, mcp), offline store tools (principal, verify, reindex, export,
 // restore),
 // clients of a running server (remember, recall, search, review, lineage,
-// gate, log), the payee-poisoning demo and the benchmarks.
+// gate, log; import, which also writes into a store with --db), the
+// payee-poisoning demo and the benchmarks.
 package main
 
 import (
@@ -37,6 +38,7 @@ var verbs = map[string]verb{
 	"gate":      {"ask the gate whether an action may run", runGate},
 	"log":       {"the server's signed log: log checkpoint [--pin FILE] holds it to the last one seen", runLog},
 	"export":    {"write a signed snapshot of a tenant", runExport},
+	"import":    {"submit candidates from a JSON Lines file, in batches (to a running server, or --db)", runImport},
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
 	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},

@@ -38,6 +38,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
 	var cf connFlags
 	cf.register(fs)
+	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
+	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -48,6 +50,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	perSecond, err := rateOptions(*rateLimit, *rateBurst)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	svc, st, err := sf.open(ctx, stderr)
@@ -66,7 +72,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := first(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
-	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit}))
+	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst}))
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	ln, err := net.Listen("tcp", *addr)
@@ -138,6 +144,20 @@ func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, ac
 			"publishing a first checkpoint; keep copies of it elsewhere (custody log checkpoint --pin FILE).\n\n", p.File, p.LogSize)
 	}
 	return false, nil
+}
+
+// rateOptions checks --rate-limit and --rate-burst and gives the rate for
+// httpapi.Options, where 0 would mean the default: no limit is -1 there.
+func rateOptions(perSecond float64, burst int) (float64, error) {
+	switch {
+	case perSecond < 0 || perSecond != perSecond:
+		return 0, usageError{fmt.Sprintf("--rate-limit %v must be 0 (no limit) or a positive number of requests per second", perSecond)}
+	case burst < 1:
+		return 0, usageError{fmt.Sprintf("--rate-burst %d must be at least 1", burst)}
+	case perSecond == 0:
+		return -1, nil
+	}
+	return perSecond, nil
 }
 
 func greet(w io.Writer, url, where, storeArg, verifierKey string) {

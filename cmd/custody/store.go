@@ -124,35 +124,3 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	}
 	return svc, st, nil
 }
-
-// progress prints "label n/total" on a terminal, at most every 200ms.
-type progress struct {
-	w     io.Writer
-	label string
-	last  time.Time
-	on    bool
-}
-
-func newProgress(w io.Writer, label string) *progress {
-	on := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			on = true
-		}
-	}
-	return &progress{w: w, label: label, on: on}
-}
-
-func (p *progress) update(done, total uint64) {
-	if !p.on || time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r%s %d/%d", p.label, done, total)
-}
-
-func (p *progress) done() {
-	if p.on {
-		fmt.Fprintf(p.w, "\r\033[K")
-	}
-}

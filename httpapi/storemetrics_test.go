@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// /metrics reports the size of the SQLite WAL file, which grows with a
+// write.
+func TestMetricsWALBytes(t *testing.T) {
+	e := newEnv(t, Options{})
+	alice := e.principal("acme", "alice", []string{"user"})
+	want(t, e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "n", Class: "fact", Body: "x", Channel: "user"}), 201, "")
+	m := e.do("", "GET", "/metrics", nil)
+	want(t, m, 200, "")
+	match := regexp.MustCompile(`(?m)^custody_sqlite_wal_bytes (\S+)$`).FindStringSubmatch(m.String())
+	if match == nil {
+		t.Fatalf("metrics lack custody_sqlite_wal_bytes:\n%s", m)
+	}
+	v, err := strconv.ParseFloat(match[1], 64)
+	if err != nil || v <= 0 || v != float64(e.store.WALBytes()) {
+		t.Errorf("custody_sqlite_wal_bytes = %s; want the WAL file's size, %d", match[1], e.store.WALBytes())
+	}
+}
