@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/custody-mem/custody"
@@ -56,5 +57,38 @@ func TestDerivedFromAnIneligibleParentIsIneligible(t *testing.T) {
 			t.Errorf("derived from an admitted user fact: %v, want admitted at authority user", d)
 		}
 		want(t, e.do(harness, "GET", "/v1/memories/"+id(d)+"?subject=alice", nil), http.StatusOK, "")
+	})
+}
+
+// TestDeriveChannelNeedsParents: the derive channel adds no authority cap
+// of its own (design rule 6), so a derive write without parents would carry
+// authority confirmed. It is 400 invalid_input naming derived_from, and
+// nothing is written; the twin with a parent is admitted at the parent's
+// authority.
+func TestDeriveChannelNeedsParents(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
+		alice := e.principal("acme", "alice", []string{"user"})
+		harness := e.principal("acme", "harness", []string{"agent"}, "derive")
+		r := e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "src", Class: "fact", Body: "alice lives in Lyon", Channel: "user"})
+		want(t, r, http.StatusCreated, "")
+		parent := r.json(t)["id"].(string)
+		n := storedCount(t, e, "acme")
+		for _, edges := range [][]custody.Edge{nil, {}} {
+			r = e.do(harness, "POST", "/v1/memories", MemoryRequest{Namespace: "sum", Class: "fact", Body: "alice's payee is ACCT-7777",
+				Channel: "derive", Subject: "alice", DerivedFrom: edges})
+			want(t, r, http.StatusBadRequest, "invalid_input")
+			if !strings.Contains(r.String(), "derived_from") {
+				t.Errorf("error does not name derived_from: %s", r.body)
+			}
+		}
+		if got := storedCount(t, e, "acme"); got != n {
+			t.Fatalf("refused derive writes left %d records", got-n)
+		}
+		r = e.do(harness, "POST", "/v1/memories", MemoryRequest{Namespace: "sum", Class: "fact", Body: "alice is based in Lyon",
+			Channel: "derive", Subject: "alice", DerivedFrom: []custody.Edge{{ID: parent, Weight: 1}}})
+		want(t, r, http.StatusCreated, "")
+		if got := r.json(t)["authority"]; got != "user" {
+			t.Errorf("derived from a user fact: authority %v, want user", got)
+		}
 	})
 }
