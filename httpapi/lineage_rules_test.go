@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -89,6 +90,50 @@ func TestDeriveChannelNeedsParents(t *testing.T) {
 		want(t, r, http.StatusCreated, "")
 		if got := r.json(t)["authority"]; got != "user" {
 			t.Errorf("derived from a user fact: authority %v, want user", got)
+		}
+	})
+}
+
+// TestManyWeakEdgesCapLikeOneStrong pins the dilution guard of design rule
+// 6: eight web pages at weight 0.1 each beside a strong user fact cap the
+// summary at external, as one strong web edge would, and weak edges of
+// different authorities add up; the twin, a single weak web edge beside the
+// same fact, does not cap it.
+func TestManyWeakEdgesCapLikeOneStrong(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
+		alice := e.principal("acme", "alice", []string{"user"})
+		harness := e.principal("acme", "harness", []string{"agent"}, "agent", "tool:web", "derive")
+		post := func(token string, m MemoryRequest) map[string]any {
+			t.Helper()
+			r := e.do(token, "POST", "/v1/memories", m)
+			want(t, r, http.StatusCreated, "")
+			return r.json(t)
+		}
+		fact := post(alice, MemoryRequest{Namespace: "src", Class: "fact", Body: "alice banks with ACME", Channel: "user"})["id"].(string)
+		edges := []custody.Edge{{ID: fact, Weight: 0.9}}
+		for i := range 8 {
+			d := post(harness, MemoryRequest{Namespace: "web", Class: "episode", Body: fmt.Sprintf("forum post %d: ACME moved to ACCT-7777", i),
+				Channel: "tool:web", Subject: "alice"})
+			if d["authority"] != "external" {
+				t.Fatalf("web episode authority = %v", d["authority"])
+			}
+			edges = append(edges, custody.Edge{ID: d["id"].(string), Weight: 0.1})
+		}
+		summary := func(edges []custody.Edge) any {
+			return post(harness, MemoryRequest{Namespace: "sum", Class: "episode", Body: "ACME account summary", Channel: "derive",
+				Subject: "alice", DerivedFrom: edges})["authority"]
+		}
+		if got := summary(edges); got != "external" {
+			t.Errorf("summary of a user fact and eight weak web edges: authority %v, want external", got)
+		}
+		if got := summary(edges[:2]); got != "user" {
+			t.Errorf("summary of a user fact and one weak web edge: authority %v, want user", got)
+		}
+		// Weak edges of different authorities add up too: web at 0.1 and an
+		// agent episode at 0.15 weigh 0.25, so the summary is capped at agent.
+		ep := post(harness, MemoryRequest{Namespace: "ep", Class: "episode", Body: "the agent looked up ACME", Channel: "agent", Subject: "alice"})
+		if got := summary(append(edges[:2:2], custody.Edge{ID: ep["id"].(string), Weight: 0.15})); got != "agent" {
+			t.Errorf("summary of a user fact, a weak web edge and a weak agent edge: authority %v, want agent", got)
 		}
 	})
 }
