@@ -176,3 +176,33 @@ func TestHistoryOfAKeyWithAQueuedVersion(t *testing.T) {
 		}
 	})
 }
+
+// TestLineageOfAHeldRecordIsNotFoundOutsideItsOwner: a record shared with
+// the tenant but not admitted (quarantined until a reviewer approves the
+// sharing) is, to another user of the tenant, as absent through lineage as
+// through get; its owner sees its lineage, and once approved so does the
+// other user.
+func TestLineageOfAHeldRecordIsNotFoundOutsideItsOwner(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
+		alice := e.principal("acme", "alice", []string{"user"})
+		bob := e.principal("acme", "bob", []string{"user"})
+		rita := e.principal("acme", "rita", []string{"reviewer"})
+		r := e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "team", Class: "fact", Body: "offsite in May", Channel: "user", Audience: "tenant"})
+		want(t, r, http.StatusAccepted, "")
+		id := r.json(t)["id"].(string)
+		absent := e.do(bob, "GET", "/v1/memories/"+absentID+"/lineage", nil)
+		want(t, absent, http.StatusNotFound, "not_found")
+		r = e.do(bob, "GET", "/v1/memories/"+id+"/lineage", nil)
+		want(t, r, http.StatusNotFound, "not_found")
+		if normalize(r.body, id) != normalize(absent.body, absentID) {
+			t.Errorf("lineage of a held record differs from an absent one:\n%s\n%s", r.body, absent.body)
+		}
+		want(t, e.do(alice, "GET", "/v1/memories/"+id+"/lineage", nil), http.StatusOK, "")
+		want(t, e.do(rita, "POST", "/v1/review/"+id+"/approve", nil), http.StatusOK, "")
+		r = e.do(bob, "GET", "/v1/memories/"+id+"/lineage", nil)
+		want(t, r, http.StatusOK, "")
+		if rec := lineageRecord(t, r); rec.Body != "offsite in May" {
+			t.Errorf("bob's lineage of the approved record = %s", r.body)
+		}
+	})
+}
