@@ -4,7 +4,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/custody-mem/custody"
 )
 
 // inForce is the body of the subject's value in force for a key, or "".
@@ -89,4 +93,74 @@ func TestApprovalIsNotConfirmation(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReviewRoutesNeedTheirRoles: an agent acting for the owner cannot
+// decline her write waiting for confirmation (403; only her own credential
+// or a reviewer can), and a plain user cannot re-evaluate the tenant's
+// pending candidates (403). Twins: the owner declines her own write, and a
+// reviewer re-evaluates.
+func TestReviewRoutesNeedTheirRoles(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
+		alice := e.principal("acme", "alice", []string{"user"})
+		harness := e.principal("acme", "harness", []string{"agent"}, "agent")
+		rita := e.principal("acme", "rita", []string{"reviewer"})
+		want(t, e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "p", Key: "payee", Class: "fact", Body: "ACCT-1042", Channel: "user"}), http.StatusCreated, "")
+		r := e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "p", Key: "payee", Class: "fact", Body: "ACCT-2000", Channel: "user"})
+		want(t, r, http.StatusAccepted, "")
+		id := r.json(t)["id"].(string)
+
+		want(t, e.do(harness, "POST", "/v1/review/"+id+"/reject?subject=alice", RejectRequest{Reason: "agent declines"}), http.StatusForbidden, "forbidden")
+		r = e.do(alice, "GET", "/v1/memories/"+id+"/history", nil)
+		want(t, r, http.StatusOK, "")
+		if !strings.Contains(r.String(), `"state":"pending_confirmation"`) {
+			t.Fatalf("after the agent's refused decline: %s", r.body)
+		}
+		r = e.do(alice, "POST", "/v1/review/"+id+"/reject", RejectRequest{Reason: "not mine"})
+		want(t, r, http.StatusOK, "")
+		if got := r.json(t)["state"]; got != "rejected" {
+			t.Errorf("owner declines: state %v", got)
+		}
+
+		want(t, e.do(alice, "POST", "/v1/review/reevaluate", nil), http.StatusForbidden, "forbidden")
+		want(t, e.do(rita, "POST", "/v1/review/reevaluate", nil), http.StatusOK, "")
+	})
+}
+
+// TestSweepRejectsOnlyWhatWaitedTooLong: the review sweep rejects a
+// quarantined candidate older than the review time and leaves a younger
+// one in the queue.
+func TestSweepRejectsOnlyWhatWaitedTooLong(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			st, _ := b.open(t)
+			var now atomic.Int64
+			now.Store(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).UnixNano())
+			e := newEnvOn(t, st, nil, custody.Options{ReviewTTL: 24 * time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+			e.principal("acme", "alice", []string{"user"})
+			harness := e.principal("acme", "harness", []string{"agent"}, "tool:email")
+			rita := e.principal("acme", "rita", []string{"reviewer"})
+			quarantine := func(body string) string {
+				r := e.do(harness, "POST", "/v1/memories", MemoryRequest{Namespace: "n", Class: "fact", Body: body, Channel: "tool:email", Subject: "alice"})
+				want(t, r, http.StatusAccepted, "")
+				return r.json(t)["id"].(string)
+			}
+			old := quarantine("an old claim")
+			now.Add(int64(20 * time.Hour))
+			young := quarantine("a young claim")
+			now.Add(int64(5 * time.Hour))
+			swept, err := e.svc.Sweep(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(swept, []string{old}) {
+				t.Errorf("swept %q, want only %s", swept, old)
+			}
+			r := e.do(rita, "GET", "/v1/review", nil)
+			want(t, r, http.StatusOK, "")
+			if q := items(t, r); len(q) != 1 || q[0]["id"] != young {
+				t.Errorf("queue after the sweep = %s, want the young claim alone", r.body)
+			}
+		})
+	}
 }
