@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestGateValueBackedOnlyByAHeldMemory pins the gate's eligibility helper
+// on traced values (design rule 12): an account that occurs only in a
+// memory retrieval would not return — an overwrite still waiting for the
+// owner's confirmation, a superseded value — does not back a payment on
+// its authority: the gate answers confirm, never allow. The twin: the
+// account in force allows it.
+func TestGateValueBackedOnlyByAHeldMemory(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
+		alice := e.principal("acme", "alice", []string{"user"})
+		harness := e.principal("acme", "harness", []string{"agent"}, "agent")
+		payee := func(body string, status int) string {
+			r := e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "bank", Key: "payee_account", Class: "fact", Body: body, Channel: "user"})
+			want(t, r, status, "")
+			return r.json(t)["id"].(string)
+		}
+		gate := func(account string) string {
+			t.Helper()
+			r := e.do(harness, "POST", "/v1/gate", GateRequest{Action: "send_money", Args: map[string]any{"recipient": account}, Subject: "alice"})
+			want(t, r, http.StatusOK, "")
+			return r.json(t)["decision"].(string)
+		}
+		payee("ACCT-1042", http.StatusCreated)
+		waiting := payee("ACCT-2000", http.StatusAccepted)
+		if got := gate("ACCT-2000"); got != "confirm" {
+			t.Errorf("payment to the account waiting for confirmation: %s, want confirm", got)
+		}
+		if got := gate("ACCT-1042"); got != "allow" {
+			t.Errorf("payment to the account in force: %s, want allow", got)
+		}
+		want(t, e.do(alice, "POST", "/v1/memories/"+waiting+"/confirm", nil), http.StatusOK, "")
+		if got := gate("ACCT-1042"); got != "confirm" {
+			t.Errorf("payment to the superseded account: %s, want confirm", got)
+		}
+		if got := gate("ACCT-2000"); got != "allow" {
+			t.Errorf("payment to the confirmed account: %s, want allow", got)
+		}
+	})
+}
