@@ -155,7 +155,8 @@ func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record,
 }
 
 // mayRead reports whether the caller may read r's body: where retrieval
-// would return it (admitted, unexpired, in the subject's audience), and, for
+// would return it (admitted, unexpired, in the subject's audience; an older
+// admitted version of such a key keeps its body in history), and, for
 // reviewers and admins, a quarantined candidate waiting in the review queue.
 // Nothing else carries a body, whoever asks (design rule 4).
 func (s *Service) mayRead(c *Caller, r *Record, now time.Time) bool {
