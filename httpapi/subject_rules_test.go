@@ -9,8 +9,9 @@ import (
 // user principal of the tenant. An agent naming itself, another agent, a
 // reviewer-only principal, or a user of another tenant gets 403
 // subject_not_allowed on reads and writes, and nothing is written. Twins:
-// an agent naming a real user, a user acting for itself (named or not), and
-// a reviewer acting for itself on the review queue.
+// an agent naming a real user, a user acting for itself (named or not), a
+// reviewer acting for itself on the review queue (but not for a user), and
+// an admin naming a user.
 func TestSubjectIsAUser(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env, _ func(testing.TB, string), _ backend) {
 		alice := e.principal("acme", "alice", []string{"user"})
@@ -47,5 +48,15 @@ func TestSubjectIsAUser(t *testing.T) {
 			}
 		}
 		want(t, e.do(rita, "GET", "/v1/review", nil), http.StatusOK, "")
+
+		// A reviewer does not act for a user; an admin may.
+		root := e.principal("acme", "root", []string{"admin"})
+		want(t, e.do(rita, "GET", "/v1/memories?subject=alice", nil), http.StatusForbidden, "subject_not_allowed")
+		want(t, e.do(rita, "POST", "/v1/search", SearchRequest{Query: "train", Subject: "alice"}), http.StatusForbidden, "subject_not_allowed")
+		r = e.do(root, "GET", "/v1/memories?subject=alice", nil)
+		want(t, r, http.StatusOK, "")
+		if got := items(t, r); len(got) != 1 {
+			t.Errorf("the admin lists alice's memories: %s", r.body)
+		}
 	})
 }
