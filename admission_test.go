@@ -60,6 +60,9 @@ func TestSubjectRules(t *testing.T) {
 	e.principal("acme", "bob", []string{"user"}, nil, nil)
 	e.principal("acme-corp", "carol", []string{"user"}, nil, nil)
 	harness := e.principal("acme", "harness", []string{"agent"}, nil, nil)
+	e.principal("acme", "other-harness", []string{"agent"}, nil, nil)
+	rita := e.principal("acme", "rita", []string{"reviewer"}, nil, nil)
+	root := e.principal("acme", "root", []string{"admin"}, nil, nil)
 	for _, tc := range []struct {
 		p       *custody.Principal
 		subject string
@@ -67,9 +70,15 @@ func TestSubjectRules(t *testing.T) {
 	}{
 		{alice, "bob", custody.ErrSubjectNotAllowed},
 		{alice, "nobody", custody.ErrSubjectNotAllowed},
-		{harness, "carol", custody.ErrSubjectNotAllowed}, // another tenant's user
-		{harness, "harness", nil},                        // itself
+		{harness, "carol", custody.ErrSubjectNotAllowed},         // another tenant's user
+		{harness, "harness", custody.ErrSubjectNotAllowed},       // itself: the subject is a user
+		{harness, "other-harness", custody.ErrSubjectNotAllowed}, // another agent
+		{harness, "rita", custody.ErrSubjectNotAllowed},          // a reviewer without the user role
+		{root, "rita", custody.ErrSubjectNotAllowed},             // an admin names users only
 		{harness, "", custody.ErrInvalid},
+		{rita, "", nil}, // reviewers and admins act for themselves on their routes
+		{root, "", nil},
+		{root, "alice", nil},
 		{alice, "", nil},
 		{alice, "alice", nil},
 		{harness, "bob", nil},

@@ -99,10 +99,12 @@ const hiddenState State = "hidden"
 // MaxLineageNodes bounds a lineage answer.
 const MaxLineageNodes = 10000
 
-// Lineage returns a record's ancestors and descendants, breadth first.
-// Reviewers and admins see every record of the tenant; anyone else sees the
-// lineage of records in the subject's audience, in any state, and other
-// nodes only as hidden ids.
+// Lineage returns a record's ancestors and descendants, breadth first: the
+// structure and the states. Reviewers and admins see every record of the
+// tenant; anyone else sees the lineage of records in the subject's audience,
+// in any state, and other nodes only as hidden ids. Nodes carry no body, and
+// the record itself carries its body only where the caller may read it
+// (mayRead); otherwise it comes withheld.
 func (s *Service) Lineage(ctx context.Context, c *Caller, id string) (*Lineage, error) {
 	privileged := c.Principal.HasAny(RoleReviewer, RoleAdmin)
 	visible := func(r *Record) bool {
@@ -178,6 +180,9 @@ func (s *Service) Lineage(ctx context.Context, c *Caller, id string) (*Lineage, 
 	}
 	if !privileged && (out.Record.State != StateAdmitted) && out.Record.Owner != c.Subject.Name {
 		return nil, notFound("record")
+	}
+	if !s.mayRead(c, out.Record, s.now()) {
+		out.Record.Body, out.Record.Withheld = "", true
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Get returns one record eligible for the caller's subject (design rule 4);
@@ -108,16 +109,19 @@ func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scor
 }
 
 // History returns the versions of a keyed record with their receipts,
-// oldest first. The owner sees every version with its state and receipt, so
-// it can see what was held back and why; but a version that retrieval would
-// not return (quarantined, pending, rejected, retired, suspended, expired)
-// comes without its body, marked withheld — held content never reaches a
-// model through history. Reviewers and admins see bodies too.
+// oldest first. The owner (and an agent acting for the owner) sees every
+// version with its state and receipt, so it can see what was held back and
+// why; anyone else sees only the versions whose bodies it may read. A body
+// comes only where the caller may read it (mayRead: what retrieval would
+// return, and for reviewers the review queue); any other version comes
+// without its body, marked withheld, so held content never reaches a model
+// through history. A history in which the caller may see no version, or
+// not the version it named, is not found, like an absent record (rule 4).
 func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record, error) {
 	var out []*Record
 	err := s.store.View(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)
-		if errors.Is(err, ErrNotFound) || (err == nil && !s.mayInspect(c, r)) {
+		if errors.Is(err, ErrNotFound) {
 			return notFound("record")
 		}
 		if err != nil {
@@ -129,23 +133,41 @@ func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record,
 				return err
 			}
 		}
-		now := s.now()
+		now, named := s.now(), false
 		for _, v := range vs {
-			if !s.mayInspect(c, v) {
+			readable := s.mayRead(c, v, now)
+			if !readable && v.Owner != c.Subject.Name {
 				continue
 			}
-			if !c.Principal.HasAny(RoleReviewer, RoleAdmin) && !v.Eligible(c.Subject.Name, c.Subject.Groups, now) {
+			if !readable {
 				v.Body, v.Withheld = "", true
 			}
+			named = named || v.ID == r.ID
 			out = append(out, v)
+		}
+		if !named {
+			out = nil
+			return notFound("record")
 		}
 		return nil
 	})
 	return out, err
 }
 
+// mayRead reports whether the caller may read r's body: where retrieval
+// would return it (admitted, unexpired, in the subject's audience; an older
+// admitted version of such a key keeps its body in history), and, for
+// reviewers and admins, a quarantined candidate waiting in the review queue.
+// Nothing else carries a body, whoever asks (design rule 4).
+func (s *Service) mayRead(c *Caller, r *Record, now time.Time) bool {
+	return r.Eligible(c.Subject.Name, c.Subject.Groups, now) ||
+		(r.State == StateQuarantined && c.Principal.HasAny(RoleReviewer, RoleAdmin))
+}
+
 // mayInspect: the owner sees its own records in any state; reviewers and
 // admins see the tenant's; others only eligible records in their audience.
+// It decides who may act on a record (approve, reject, confirm), never who
+// may read its body (mayRead).
 func (s *Service) mayInspect(c *Caller, r *Record) bool {
 	switch {
 	case c.Principal.HasAny(RoleReviewer, RoleAdmin):

@@ -65,7 +65,9 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 }
 
 // Approve admits a quarantined candidate with authority confirmed; the
-// receipt names the reviewer. A candidate whose parent is out stays out.
+// receipt names the reviewer. A candidate whose parent is out stays out. An
+// overwrite of a sensitive key becomes pending_confirmation instead: only
+// its owner's Confirm puts it in force.
 func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, error) {
 	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
 		return nil, forbidden("approving needs the reviewer or admin role")
@@ -80,10 +82,32 @@ func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, e
 				return "", nil, conflict("parent %s is %s; approve or rebuild it first", p.ID, p.State)
 			}
 		}
+		over, err := s.sensitiveOverwrite(ctx, tx, r)
+		if err != nil {
+			return "", nil, err
+		}
+		if over {
+			return StatePendingConfirmation, &Receipt{Decision: StatePendingConfirmation, PolicyVersion: r.PolicyVersion,
+				Rules:  []string{"review-approve", "sensitive-overwrite"},
+				Reason: fmt.Sprintf("approved by reviewer %s; overwriting sensitive key %q still waits for its owner's confirmation, and the value in force stays meanwhile", c.Principal.ID(), r.Key)}, nil
+		}
 		r.Authority = AuthorityConfirmed
 		return StateAdmitted, &Receipt{Decision: StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"review-approve"},
 			Reason: "approved by reviewer " + c.Principal.ID()}, nil
 	}, "approve")
+}
+
+// sensitiveOverwrite reports whether admitting r would replace the value in
+// force of a sensitive key (design rule 8) — an older version approved
+// again replaces nothing. A reviewer's approval is not the
+// owner's confirmation, so such a record waits in pending_confirmation, at
+// the authority it had, until its owner confirms it.
+func (s *Service) sensitiveOverwrite(ctx context.Context, tx Tx, r *Record) (bool, error) {
+	if r.Key == "" || !s.Sensitive(r.Key) {
+		return false, nil
+	}
+	cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
+	return err == nil && cur != nil && cur.ID != r.ID && cur.Version < r.Version, err
 }
 
 // Reject rejects a quarantined or pending candidate (reviewer or admin), or

@@ -244,15 +244,21 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, e
 	return s.verifiedPrincipal(ctx, p, err)
 }
 
-// Act resolves the subject a principal acts for. A user acts for itself
-// only; an agent must name a user of its tenant; other roles act for
-// themselves, and an admin may name any user. Naming anyone not allowed is
-// ErrSubjectNotAllowed whether or not the name exists.
+// Act resolves the subject a principal acts for (design section 2: the
+// subject is a user of the tenant). A user acts for itself only; an agent
+// must name a user of its tenant, never itself, another agent or any
+// principal without the user role; reviewers, policy owners and admins act
+// for themselves on the routes of their roles, and an admin may name any
+// user. Naming anyone not allowed is ErrSubjectNotAllowed whether or not
+// the name exists.
 func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Caller, error) {
-	denied := &Error{Kind: ErrSubjectNotAllowed, Msg: fmt.Sprintf("principal %s may not act for subject %q", p.ID(), subject)}
+	denied := &Error{Kind: ErrSubjectNotAllowed, Msg: fmt.Sprintf("principal %s may not act for subject %q; the subject must be a user principal of tenant %s", p.ID(), subject, p.Tenant)}
+	agent := p.Has(RoleAgent) && !p.Has(RoleUser)
 	switch {
-	case subject == "" && p.Has(RoleAgent) && !p.Has(RoleUser):
+	case subject == "" && agent:
 		return nil, &Error{Kind: ErrInvalid, Field: "subject", Msg: "an agent principal must name the user it acts for (the subject)"}
+	case agent && subject == p.Name:
+		return nil, denied
 	case subject == "" || subject == p.Name:
 		return &Caller{Principal: p, Subject: p}, nil
 	case p.Has(RoleUser) || !p.HasAny(RoleAgent, RoleAdmin):

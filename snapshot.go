@@ -156,8 +156,10 @@ func (s *Service) OpenSnapshot(data []byte) (*Snapshot, error) {
 // Restore loads a snapshot. Records already in the store are left as the
 // store has them. A record that the registry beside the server key
 // (Options.RegistryFile), the store's tombstones or the snapshot's own
-// registry name as retired or rejected is restored in that state, and one
-// the snapshot holds as suspended stays suspended: none becomes eligible. Every restored
+// registry name as retired or rejected is restored in that state, one
+// the snapshot holds as suspended stays suspended, and a descendant of a
+// record that will not be admitted is restored suspended (holdDescendants):
+// none becomes eligible. Every restored
 // principal and record is a log entry. progress, if set, is told the count.
 func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, total uint64)) (*RestoreReport, error) {
 	snap, err := s.OpenSnapshot(data)
@@ -175,6 +177,9 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 		}
 	}
 	err = s.update(ctx, func(tx Tx) error {
+		if err := s.holdDescendants(ctx, tx, snap, registry); err != nil {
+			return err
+		}
 		for _, p := range snap.Principals {
 			if p.Tenant != snap.Tenant {
 				return badSnapshot("principal %s is not of tenant %s", p.ID(), snap.Tenant)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,11 +26,28 @@ func eligibleSet(t *testing.T, e *env, c *custody.Caller) []string {
 	return out
 }
 
+// TestExportRetireRestore: a record retired after a snapshot stays retired
+// when the snapshot is restored, over the live store and into a new one
+// (the registry beside the server key remembers it), and so does what was
+// derived from it: its summary comes back suspended, never admitted
+// (design rule 10). Everything else comes back exactly as it was.
 func TestExportRetireRestore(t *testing.T) {
-	e := newEnv(t, custody.Options{})
+	registry := filepath.Join(t.TempDir(), "server.key.registry")
+	e := newEnv(t, custody.Options{RegistryFile: registry})
 	ids := workload(t, e)
 	alice, _ := e.svc.Act(e.ctx, mustPrincipal(t, e, "acme", "alice"), "")
+	harness, _ := e.svc.Act(e.ctx, mustPrincipal(t, e, "acme", "harness"), "alice")
 	rev, _ := e.svc.Act(e.ctx, mustPrincipal(t, e, "acme", "rev"), "")
+	sum := e.remember(harness, custody.Candidate{Namespace: "n", Class: "episode", Body: "pays ACCT-1042 monthly", Channel: "derive",
+		DerivedFrom: []custody.Edge{{ID: ids[0], Weight: 1}}})
+	kept := e.remember(alice, custody.Candidate{Namespace: "n", Key: "city", Class: "fact", Body: "lives in Lyon", Channel: "user"})
+	keptSum := e.remember(harness, custody.Candidate{Namespace: "n", Class: "episode", Body: "based in Lyon", Channel: "derive",
+		DerivedFrom: []custody.Edge{{ID: kept.ID, Weight: 1}}})
+	for _, d := range []*custody.Decision{sum, kept, keptSum} {
+		if d.State != custody.StateAdmitted {
+			t.Fatalf("%q: %s, want admitted", d.Record.Body, d.State)
+		}
+	}
 	before := eligibleSet(t, e, alice)
 	var snap bytes.Buffer
 	if _, err := e.svc.Export(e.ctx, "acme", &snap); err != nil {
@@ -46,8 +64,10 @@ func TestExportRetireRestore(t *testing.T) {
 	if rep.Restored != 0 {
 		t.Fatalf("restore over the live store re-inserted %d records", rep.Restored)
 	}
-	if _, err := e.svc.Get(e.ctx, alice, ids[0]); !errors.Is(err, custody.ErrNotFound) {
-		t.Fatalf("retired record after restore: %v", err)
+	for _, id := range []string{ids[0], sum.ID} {
+		if _, err := e.svc.Get(e.ctx, alice, id); !errors.Is(err, custody.ErrNotFound) {
+			t.Fatalf("retired record or its summary after restore: %v", err)
+		}
 	}
 	// One byte changed: refused.
 	bad := bytes.Clone(snap.Bytes())
@@ -56,26 +76,51 @@ func TestExportRetireRestore(t *testing.T) {
 	if _, err := e.svc.Restore(e.ctx, bad, nil); !errors.Is(err, custody.ErrBadSnapshot) {
 		t.Fatalf("tampered snapshot: %v", err)
 	}
-	// Into an empty store on the same key: exactly the eligible set.
+	// Into an empty store on the same key and registry: the eligible set
+	// without the retired record and its summary.
 	st, err := sqlite.Open(e.ctx, filepath.Join(t.TempDir(), "empty.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	fresh, err := custody.New(st, e.svc.ServerKey(), custody.Options{Now: func() time.Time { return e.now }})
+	fresh, err := custody.New(st, e.svc.ServerKey(), custody.Options{Now: func() time.Time { return e.now }, RegistryFile: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Restore(e.ctx, snap.Bytes(), nil); err != nil {
+	rep, err = fresh.Restore(e.ctx, snap.Bytes(), nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains(rep.Withheld, ids[0]) || !slices.Contains(rep.Withheld, sum.ID) || slices.Contains(rep.Withheld, keptSum.ID) {
+		t.Errorf("withheld = %q, want the retired record %s and its summary %s, not %s", rep.Withheld, ids[0], sum.ID, keptSum.ID)
 	}
 	e2 := &env{t: t, ctx: e.ctx, store: st, svc: fresh, now: e.now}
 	alice2, err := fresh.Act(e.ctx, mustPrincipal(t, e2, "acme", "alice"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := eligibleSet(t, e2, alice2); !slices.Equal(got, before) {
-		t.Fatalf("restored eligible set = %q, want %q", got, before)
+	gone := map[string]bool{ids[0]: true, sum.ID: true}
+	var wantSet []string
+	for _, s := range before {
+		if id, _, _ := strings.Cut(s, "="); !gone[id] {
+			wantSet = append(wantSet, s)
+		}
+	}
+	if got := eligibleSet(t, e2, alice2); !slices.Equal(got, wantSet) || len(wantSet) != len(before)-2 {
+		t.Fatalf("restored eligible set = %q, want %q", got, wantSet)
+	}
+	err = st.View(e.ctx, func(tx custody.Tx) error {
+		r, err := tx.Record(e.ctx, "acme", sum.ID)
+		if err != nil {
+			return err
+		}
+		if r.State != custody.StateSuspended || r.Receipt == nil || !slices.Contains(r.Receipt.Rules, "cascade") || !strings.Contains(r.Receipt.Reason, ids[0]) {
+			t.Errorf("restored summary: %s, receipt %+v; want suspended naming its retired parent", r.State, r.Receipt)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := fresh.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
 		t.Fatalf("verify after restore: %v", err)

@@ -89,16 +89,36 @@ func testReview(t *testing.T, e *env) {
 		t.Errorf("second page: %v, cursor %q, %v", page, next, err)
 	}
 
+	// Approval is not confirmation: the payee overwrite waits for alice,
+	// and her old value stays in force until she confirms (design rule 8).
 	r, err := e.svc.Approve(e.ctx, rev, poison.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != custody.StateAdmitted || r.Authority != custody.AuthorityConfirmed || r.Receipt == nil ||
+	if r.State != custody.StatePendingConfirmation || r.Authority != custody.AuthorityExternal || r.Receipt == nil ||
 		!slices.Contains(r.Receipt.Rules, "review-approve") || r.Receipt.Actor != "acme/rev" {
-		t.Errorf("approved: %s/%s receipt %+v", r.State, r.Authority, r.Receipt)
+		t.Errorf("approved sensitive overwrite: %s/%s receipt %+v", r.State, r.Authority, r.Receipt)
+	}
+	if e.visible(alice, poison.ID) || !e.visible(alice, old.ID) {
+		t.Error("after approval, before confirmation, the old value must stay in force")
+	}
+	if r, err = e.svc.Confirm(e.ctx, alice, poison.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r.State != custody.StateAdmitted || r.Authority != custody.AuthorityConfirmed {
+		t.Errorf("confirmed: %s/%s", r.State, r.Authority)
 	}
 	if !e.visible(alice, poison.ID) || e.visible(alice, old.ID) {
-		t.Error("after approval the approved value must be in force")
+		t.Error("after confirmation the approved value must be in force")
+	}
+	// A key that is not sensitive is in force at approval.
+	e.remember(alice, custody.Candidate{Namespace: "prefs", Key: "city", Class: custody.ClassFact, Body: "Paris", Channel: "user"})
+	city := e.remember(harness, custody.Candidate{Namespace: "prefs", Key: "city", Class: custody.ClassFact, Body: "Lyon", Channel: "tool:email"})
+	if r, err = e.svc.Approve(e.ctx, rev, city.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r.State != custody.StateAdmitted || r.Authority != custody.AuthorityConfirmed || !e.visible(alice, city.ID) {
+		t.Errorf("approved overwrite of a plain key: %s/%s", r.State, r.Authority)
 	}
 	if _, err := e.svc.Approve(e.ctx, rev, poison.ID); !errors.Is(err, custody.ErrConflict) {
 		t.Errorf("approving twice: err = %v, want conflict", err)
