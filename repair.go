@@ -163,7 +163,7 @@ func (s *Service) Rebuild(ctx context.Context, c *Caller, id, body string) ([]st
 // still out is a conflict; otherwise the record is left as it is.
 func (s *Service) rebuildOne(ctx context.Context, tx Tx, c *Caller, r *Record, body string, strict bool) ([]string, error) {
 	owner, err := tx.Principal(ctx, r.Tenant, r.Owner)
-	if err != nil {
+	if owner, err = s.verifiedPrincipal(ctx, owner, err); err != nil {
 		return nil, err
 	}
 	writer := c.Principal

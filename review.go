@@ -210,10 +210,18 @@ func (s *Service) reevaluate(ctx context.Context, tx Tx, actor *Principal) ([]st
 	for _, r := range recs {
 		tenant, name, _ := strings.Cut(r.Writer, "/")
 		writer, err := tx.Principal(ctx, tenant, name)
+		writer, err = s.verifiedPrincipal(ctx, writer, err)
+		if errors.Is(err, ErrPrincipalUnverified) {
+			continue // rights that disagree with the log decide nothing: it stays pending
+		}
 		if err != nil {
 			return nil, fmt.Errorf("writer of %s: %w", r.ID, err)
 		}
 		owner, err := tx.Principal(ctx, r.Tenant, r.Owner)
+		owner, err = s.verifiedPrincipal(ctx, owner, err)
+		if errors.Is(err, ErrPrincipalUnverified) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("owner of %s: %w", r.ID, err)
 		}
