@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custody-mem/custody/internal/jsontext"
 	"math"
 	"slices"
 	"strconv"
@@ -67,6 +68,11 @@ func (ts toolSchemas) plainArguments(next mcp.MethodHandler) mcp.MethodHandler {
 		if schema == nil {
 			return next(ctx, method, req)
 		}
+		// The arguments are the raw bytes the client sent, so this holds on
+		// every transport (stdio included), not only where /mcp checks the body.
+		if field, problem := jsontext.Check(call.Params.Arguments); problem != "" {
+			return toolFailure(fmt.Sprintf("invalid input: %s %s; send the text as valid UTF-8. Nothing was done.", orWord(field, "the arguments"), problem)), nil
+		}
 		args := map[string]json.RawMessage{}
 		if len(call.Params.Arguments) > 0 && string(call.Params.Arguments) != "null" {
 			if err := json.Unmarshal(call.Params.Arguments, &args); err != nil {
@@ -93,6 +99,13 @@ func (ts toolSchemas) byName(tool string) *jsonschema.Schema {
 		return ts.gate
 	}
 	return nil
+}
+
+func orWord(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func toolFailure(msg string) *mcp.CallToolResult {

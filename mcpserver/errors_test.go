@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -104,5 +105,28 @@ func TestHTTPTextIsWhatWasSent(t *testing.T) {
 	r, err := f.svc.Get(f.ctx, f.act(t, ap, ""), id)
 	if err != nil || r.Body != "smile \U0001F600" {
 		t.Fatalf("stored body %q, %v; want the emoji as sent", r.Body, err)
+	}
+}
+
+// TestToolTextIsWhatWasSent: on any transport (here the SDK's in-memory
+// one, which carries the JSON as bytes, as stdio does) a tool argument
+// holding a lone surrogate fails naming the argument and writes nothing;
+// an escaped surrogate pair and a U+FFFD the client did send are stored
+// exactly.
+func TestToolTextIsWhatWasSent(t *testing.T) {
+	a := newAcme(t)
+	cl := a.connect(t, a.harness)
+	before := a.logSize(t)
+	got := cl.fails(mcpserver.ToolRemember, json.RawMessage(`{"namespace":"notes","class":"episode","body":"pay \ud800 now"}`))
+	if !strings.Contains(got, "body") || !strings.Contains(got, "surrogate") {
+		t.Errorf("lone surrogate: %q; want the argument and the fault named", got)
+	}
+	if after := a.logSize(t); after != before {
+		t.Errorf("the refused call wrote %d log entries", after-before)
+	}
+	out, _ := ok[mcpserver.RememberOutput](cl, mcpserver.ToolRemember, json.RawMessage(`{"namespace":"notes","class":"episode","body":"tea \ud83c\udf75 and \ufffd"}`))
+	rec, _ := ok[map[string]any](cl, mcpserver.ToolGet, map[string]any{"id": out.ID})
+	if body, _ := rec["body"].(string); body != "tea \U0001F375 and \uFFFD" {
+		t.Errorf("stored body %q; want the tea emoji and the U+FFFD as sent", rec["body"])
 	}
 }
