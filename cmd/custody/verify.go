@@ -63,6 +63,12 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "ok: %d log entries, %d records, %d principals and %d checkpoints agree; root %s\n",
 		rep.Entries, rep.Records, rep.Principals, rep.Checkpoints, base64.StdEncoding.EncodeToString(rep.Root))
+	if len(rep.Uncovered) > 0 {
+		fmt.Fprintf(stderr, "custody verify: note: the log does not cover %d things, so they could not be checked:\n", len(rep.Uncovered))
+		for _, u := range rep.Uncovered {
+			fmt.Fprintf(stderr, "  %s\n", u)
+		}
+	}
 	if w, err := missingCheckpointWarning(ctx, svc, sf, rep, len(cps.files)); err != nil {
 		return err
 	} else if w != "" {
