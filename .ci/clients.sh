@@ -2,7 +2,8 @@
 # Runs the Python and TypeScript client test suites against real custody
 # servers built from this checkout. The TypeScript suite also checks that
 # clients/typescript/src/openapi.ts is what openapi-typescript makes of the
-# live server's OpenAPI document. Then drives custody mcp --memory-graph
+# live server's OpenAPI document. The LangGraph.js store runs a real graph
+# on a server. Then drives custody mcp --memory-graph
 # and the reference MCP memory server with the same calls and compares the
 # graphs. Run it from the repository root:
 #   bash .ci/clients.sh
@@ -27,6 +28,9 @@ echo "== Python client: python3 $(python3 -c 'import sys; print(sys.version.spli
 
 echo "== TypeScript client: node $(node --version)"
 (cd clients/typescript && npm ci --no-audit --no-fund && npm test)
+
+echo "== LangGraph.js store on @custody/client"
+(cd clients/langgraph && npm ci --no-audit --no-fund && npm test)
 
 echo "== custody mcp --memory-graph against @modelcontextprotocol/server-memory"
 (cd memgraph/testdata/node && npm ci --no-audit --no-fund && node --test)
