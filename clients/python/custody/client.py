@@ -79,6 +79,22 @@ class Client:
         })
         return Decision.from_dict(d)
 
+    def remember_batch(self, items: Sequence[Dict[str, Any]], *, subject: Optional[str] = None) -> List[Decision]:
+        """Submit up to 1000 candidates in one transaction (POST /v1/memories/batch).
+
+        Each item is a dict of POST /v1/memories fields (class or class_,
+        namespace, body, channel, key, ...); the answer is one decision per
+        item, in order. An item that is invalid fails the whole batch.
+        """
+        body = []
+        for it in items:
+            it = {("class" if k == "class_" else k): v for k, v in it.items() if v is not None}
+            if "derived_from" in it:
+                it["derived_from"] = list(it["derived_from"])
+            body.append(it)
+        d = self._request("POST", "/v1/memories/batch", body={"subject": self._subject(subject), "items": body})
+        return [Decision.from_dict(x) for x in d.get("items") or []]
+
     def get(self, id: str, *, subject: Optional[str] = None) -> Record:
         return Record.from_dict(self._request("GET", f"/v1/memories/{self._id(id)}", {"subject": self._subject(subject)}))
 

@@ -112,6 +112,26 @@ class MemoriesTest(unittest.TestCase):
         self.assertEqual(rev.reevaluate(), [])
 
 
+class BatchTest(unittest.TestCase):
+    def test_batch(self):
+        carol = client("bob")
+        items = [{"namespace": "batch", "key": "drink", "class_": "preference", "body": "tea", "channel": "user"},
+                 {"namespace": "batch", "class": "episode", "body": "ordered tea", "channel": "user"}]
+        if "/v1/memories/batch" not in carol.openapi()["paths"]:
+            # a server without the route answers an error, which is raised
+            with self.assertRaises(custody.CustodyError) as cm:
+                carol.remember_batch(items)
+            self.assertIn(cm.exception.status, (404, 405))
+            return
+        ds = carol.remember_batch(items)
+        self.assertEqual([d.state for d in ds], ["admitted", "admitted"])
+        self.assertEqual([carol.get(d.id).body for d in ds], ["tea", "ordered tea"])
+        with self.assertRaises(custody.InvalidInput):
+            carol.remember_batch([{"namespace": "batch2", "class": "fact", "body": "x", "channel": "user"},
+                                  {"namespace": "bad namespace!", "class": "fact", "body": "y", "channel": "user"}])
+        self.assertEqual(carol.list(namespace="batch2").items, [])
+
+
 class ErrorsTest(unittest.TestCase):
     def test_typed_errors_carry_the_code(self):
         alice = client("alice")

@@ -123,6 +123,15 @@ export class CustodyClient {
     return this.request('POST', '/v1/memories', {}, { ...input, subject: this.sub(input) });
   }
 
+  /**
+   * Submit up to 1000 candidates in one transaction (POST /v1/memories/batch):
+   * one decision per item, in order. An invalid item fails the whole batch.
+   */
+  async rememberBatch(items: Omit<RememberInput, 'subject'>[], o?: CallOptions): Promise<Decision[]> {
+    const d = await this.request<{ items: Decision[] | null }>('POST', '/v1/memories/batch', {}, { subject: this.sub(o), items });
+    return d.items ?? [];
+  }
+
   get(id: string, o?: CallOptions): Promise<MemoryRecord> {
     return this.request('GET', `/v1/memories/${this.p(id)}`, { subject: this.sub(o) });
   }

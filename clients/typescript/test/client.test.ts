@@ -106,6 +106,30 @@ describe('memories', () => {
   });
 });
 
+test('batch', async () => {
+  const bob = client('bob');
+  const items = [
+    { namespace: 'batch', key: 'drink', class: 'preference' as const, body: 'tea', channel: 'user' },
+    { namespace: 'batch', class: 'episode' as const, body: 'ordered tea', channel: 'user' },
+  ];
+  const doc = (await bob.openapi()) as { paths: Record<string, unknown> };
+  if (!('/v1/memories/batch' in doc.paths)) {
+    // a server without the route answers an error, which is thrown
+    const err = await bob.rememberBatch(items).catch((e) => e);
+    assert.ok(err instanceof CustodyError && [404, 405].includes(err.status), String(err));
+    return;
+  }
+  const ds = await bob.rememberBatch(items);
+  assert.deepEqual(ds.map((d) => d.state), ['admitted', 'admitted']);
+  assert.deepEqual(await Promise.all(ds.map(async (d) => (await bob.get(d.id)).body)), ['tea', 'ordered tea']);
+  const bad = await bob.rememberBatch([
+    { namespace: 'batch2', class: 'fact', body: 'x', channel: 'user' },
+    { namespace: 'bad namespace!', class: 'fact', body: 'y', channel: 'user' },
+  ]).catch((e) => e);
+  assert.ok(bad instanceof InvalidInputError, String(bad));
+  assert.deepEqual((await bob.list({ namespace: 'batch2' })).items, []);
+});
+
 test('typed errors carry the code', async () => {
   const alice = client('alice');
   const forbidden = await alice.remember({ namespace: 'prefs', class: 'fact', body: 'x', channel: 'tool:web' }).catch((e) => e);
