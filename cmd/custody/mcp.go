@@ -33,7 +33,7 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 	subject := fs.String("subject", "", "`user` to act for; required when the token is an agent's")
 	channel := fs.String("channel", mcpserver.DefaultChannel, "`channel` of every memory_remember write; the token must be registered with it")
 	url := fs.String("url", "", "serve on a running custody server at `URL` (such as "+DefaultURL+") instead of opening --db")
-	memoryGraph := fs.Bool("memory-graph", false, "serve the tools of the reference MCP memory server (create_entities, read_graph, ...) instead, on custody memories (with --db); see docs/mcp.md")
+	memoryGraph := fs.Bool("memory-graph", false, "serve the tools of the reference MCP memory server (create_entities, read_graph, ...) instead, on custody memories; see docs/mcp.md")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody mcp [--db FILE] [--token TOKEN] [--subject USER] [--channel C]\n"+
 			"       custody mcp --url URL [--token TOKEN] [--subject USER] [--channel C]\n\n"+
@@ -57,9 +57,6 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 	}
 	if err := custody.ValidChannel(*channel); err != nil {
 		return usageError{err.Error()}
-	}
-	if *memoryGraph && *url != "" {
-		return usageError{"--memory-graph serves on the store itself: give --db, not --url"}
 	}
 	if *url != "" {
 		var storeSet []string
@@ -85,6 +82,9 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		c := client.New(*url, *token)
 		if err := c.Health(ctx); err != nil {
 			return fmt.Errorf("no custody server at %s: %w", *url, err)
+		}
+		if *memoryGraph {
+			return serveMemoryGraphRemote(ctx, c, *subject, *channel, transport)
 		}
 		srv, b = mcpserver.New(nil, opts), remote{c: c, subject: *subject}
 	} else {
