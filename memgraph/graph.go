@@ -96,7 +96,6 @@ type state struct {
 }
 
 type entityRec struct {
-	id  string
 	key string
 	Entity
 	obs []obsRec
@@ -147,7 +146,7 @@ func (g *Graph) load(ctx context.Context) (*state, error) {
 		if _, dup := s.byName[b.Name]; dup {
 			continue
 		}
-		e := &entityRec{id: r.ID, key: r.Key, Entity: Entity{Name: b.Name, EntityType: b.EntityType}}
+		e := &entityRec{key: r.Key, Entity: Entity{Name: b.Name, EntityType: b.EntityType}}
 		s.entities = append(s.entities, e)
 		s.byName[b.Name] = e
 	}
@@ -161,8 +160,8 @@ func (g *Graph) load(ctx context.Context) (*state, error) {
 			continue
 		}
 		e := s.byName[b.Entity]
-		if e == nil || e.id != b.EntityID {
-			continue // of a deleted incarnation of the entity
+		if e == nil {
+			continue // of an entity deleted meanwhile
 		}
 		if slices.ContainsFunc(e.obs, func(o obsRec) bool { return o.content == b.Content }) {
 			continue

@@ -201,3 +201,51 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 		t.Fatalf("Shared has %d observations, want %d", n, writers*each)
 	}
 }
+
+// racing runs hook once, right after the first page it lists: a writer
+// that read the graph, then another writer's whole call, then the rest.
+type racing struct {
+	memgraph.Backend
+	once sync.Once
+	hook func()
+}
+
+func (r *racing) List(ctx context.Context, in custody.ListInput) (*custody.Page, error) {
+	p, err := r.Backend.List(ctx, in)
+	r.once.Do(r.hook)
+	return p, err
+}
+
+// Two writers that create the same entity at once, one of them adding to
+// it meanwhile, keep every observation.
+func TestCreatingTheSameEntityAtOnceLosesNothing(t *testing.T) {
+	f := newFixture(t)
+	first, _ := f.graph(t)
+	sess, err := f.svc.OpenSession(f.ctx, f.caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &racing{Backend: memgraph.Local(f.svc, f.caller)}
+	b.hook = func() {
+		if _, _, err := first.CreateEntities(f.ctx, []memgraph.Entity{{Name: "Shared", EntityType: "log", Observations: []string{"a"}}}); err != nil {
+			t.Error(err)
+		}
+		if _, _, err := first.AddObservations(f.ctx, []memgraph.ObservationInput{{EntityName: "Shared", Contents: []string{"b"}}}); err != nil {
+			t.Error(err)
+		}
+	}
+	second, err := memgraph.New(b, memgraph.DefaultNamespace, "agent", sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := second.CreateEntities(f.ctx, []memgraph.Entity{{Name: "Shared", EntityType: "log", Observations: []string{"c"}}}); err != nil {
+		t.Fatal(err)
+	}
+	kg, err := first.OpenNodes(f.ctx, []string{"Shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kg.Entities) != 1 || strings.Join(kg.Entities[0].Observations, ",") != "a,b,c" {
+		t.Fatalf("Shared = %+v, want one entity with observations a, b, c", kg.Entities)
+	}
+}

@@ -62,7 +62,7 @@ func (g *Graph) CreateEntities(ctx context.Context, in []Entity) ([]Entity, []He
 		}
 		added := []string{}
 		for _, o := range uniq(e.Observations) {
-			od, err := g.write(ctx, nsObservations, obsKey(e.Name, d.ID, o), encode(obsBody{Entity: e.Name, EntityID: d.ID, Content: o}), "")
+			od, err := g.write(ctx, nsObservations, obsKey(e.Name, o), encode(obsBody{Entity: e.Name, Content: o}), "")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -120,13 +120,13 @@ func (g *Graph) AddObservations(ctx context.Context, in []ObservationInput) ([]O
 			if slices.ContainsFunc(e.obs, func(x obsRec) bool { return x.content == c }) {
 				continue
 			}
-			d, err := g.write(ctx, nsObservations, obsKey(e.Name, e.id, c), encode(obsBody{Entity: e.Name, EntityID: e.id, Content: c}), "")
+			d, err := g.write(ctx, nsObservations, obsKey(e.Name, c), encode(obsBody{Entity: e.Name, Content: c}), "")
 			if err != nil {
 				return nil, nil, err
 			}
 			if held.note(fmt.Sprintf("observation %q of %q", c, e.Name), d) {
 				res.AddedObservations = append(res.AddedObservations, c)
-				e.obs = append(e.obs, obsRec{key: obsKey(e.Name, e.id, c), content: c})
+				e.obs = append(e.obs, obsRec{key: obsKey(e.Name, c), content: c})
 			}
 		}
 		out = append(out, res)
@@ -148,7 +148,7 @@ func (g *Graph) DeleteEntities(ctx context.Context, names []string) ([]Held, err
 			continue
 		}
 		for _, o := range e.obs {
-			if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: name, EntityID: e.id, Content: o.content, Deleted: true},
+			if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: name, Content: o.content, Deleted: true},
 				fmt.Sprintf("deletion of observation %q of %q", o.content, name)); err != nil {
 				return nil, err
 			}
@@ -182,7 +182,7 @@ func (g *Graph) DeleteObservations(ctx context.Context, in []Deletion) ([]Held, 
 		}
 		for _, o := range e.obs {
 			if slices.Contains(del.Observations, o.content) {
-				if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: e.Name, EntityID: e.id, Content: o.content, Deleted: true},
+				if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: e.Name, Content: o.content, Deleted: true},
 					fmt.Sprintf("deletion of observation %q of %q", o.content, e.Name)); err != nil {
 					return nil, err
 				}

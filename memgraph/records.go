@@ -16,9 +16,10 @@ const (
 	nsRelations    = "relations"
 )
 
-// The bodies of the records. A deletion is a version with Deleted set; an
-// observation names the record id of its entity, so the observations of a
-// deleted entity do not come back when an entity of the same name is made.
+// The bodies of the records. A deletion is a version with Deleted set. An
+// observation belongs to its entity by name, so that writers who create an
+// entity and add to it at once lose nothing; deleting an entity deletes its
+// observations, so a new entity of the same name starts without them.
 type entityBody struct {
 	Name       string `json:"name"`
 	EntityType string `json:"entityType"`
@@ -26,10 +27,9 @@ type entityBody struct {
 }
 
 type obsBody struct {
-	Entity   string `json:"entity"`
-	EntityID string `json:"entity_id"`
-	Content  string `json:"content"`
-	Deleted  bool   `json:"deleted,omitempty"`
+	Entity  string `json:"entity"`
+	Content string `json:"content"`
+	Deleted bool   `json:"deleted,omitempty"`
 }
 
 type relationBody struct {
@@ -54,8 +54,8 @@ func decode(r *custody.Record, v any) bool {
 // unique by a hash of what identifies the record.
 func entityKey(name string) string { return "e:" + slug(name, 64) + ":" + digest(name) }
 
-func obsKey(name, entityID, content string) string {
-	return "o:" + slug(name, 48) + ":" + digest(entityID, content)
+func obsKey(name, content string) string {
+	return "o:" + slug(name, 48) + ":" + digest(name, content)
 }
 
 func relationKey(r Relation) string {
