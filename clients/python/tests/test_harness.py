@@ -3,6 +3,7 @@ observed, so what the session writes afterwards is held and the gated call
 with the injected recipient is refused before the tool runs, while the
 legitimate call runs."""
 
+import asyncio
 import unittest
 
 import custody
@@ -72,6 +73,27 @@ class HarnessTest(unittest.TestCase):
         # The legitimate recipient, backed by the user's own memory, runs.
         self.assertEqual(send_money("ACCT-1234", 120, custody_justification=[payee.id]), "sent")
         self.assertEqual(sent, [("ACCT-1234", 120)])
+
+    def test_async_tools_are_gated_and_observed(self):
+        agent = Client(S.url, TOK["harness"], subject="alice")
+        session = agent.open_session()
+        ran = []
+
+        @session.tool(action="read_file", channel="tool:email")
+        async def read_email(message_id):
+            return {"id": message_id, "text": INJECTION}
+
+        @session.tool(action="payments.send", observe=False)
+        async def send_money(recipient, amount):
+            ran.append(recipient)
+            return "sent"
+
+        out = asyncio.run(read_email("msg-2"))
+        self.assertEqual(out["text"], INJECTION)
+        self.assertTrue(session.info.observed_external)
+        with self.assertRaises(custody.GateRefused):
+            asyncio.run(send_money("ACCT-7777", 50))
+        self.assertEqual(ran, [])
 
     def test_an_unwrapped_session_is_not_floored(self):
         # the twin: without the e-mail in context, an agent fact from a
