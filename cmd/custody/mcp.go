@@ -33,6 +33,7 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 	subject := fs.String("subject", "", "`user` to act for; required when the token is an agent's")
 	channel := fs.String("channel", mcpserver.DefaultChannel, "`channel` of every memory_remember write; the token must be registered with it")
 	url := fs.String("url", "", "serve on a running custody server at `URL` (such as "+DefaultURL+") instead of opening --db")
+	memoryGraph := fs.Bool("memory-graph", false, "serve the tools of the reference MCP memory server (create_entities, read_graph, ...) instead, on custody memories; see docs/mcp.md")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody mcp [--db FILE] [--token TOKEN] [--subject USER] [--channel C]\n"+
 			"       custody mcp --url URL [--token TOKEN] [--subject USER] [--channel C]\n\n"+
@@ -82,6 +83,9 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		if err := c.Health(ctx); err != nil {
 			return fmt.Errorf("no custody server at %s: %w", *url, err)
 		}
+		if *memoryGraph {
+			return serveMemoryGraphRemote(ctx, c, *subject, *channel, transport)
+		}
 		srv, b = mcpserver.New(nil, opts), remote{c: c, subject: *subject}
 	} else {
 		if _, err := os.Stat(sf.db); err != nil {
@@ -106,6 +110,9 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		if !p.MayAssert(*channel) {
 			logger.Warn(fmt.Sprintf("principal %s is not registered for channel %s, so memory_remember will be refused; "+
 				"create it with --channel %s too, or run custody mcp --channel with one of %v", p.ID(), *channel, *channel, p.Channels))
+		}
+		if *memoryGraph {
+			return serveMemoryGraph(ctx, svc, caller, *channel, transport)
 		}
 		srv, b = mcpserver.New(svc, opts), mcpserver.Local(svc, caller)
 	}

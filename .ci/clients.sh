@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the Python and TypeScript client test suites against real custody
+# servers built from this checkout. The TypeScript suite also checks that
+# clients/typescript/src/openapi.ts is what openapi-typescript makes of the
+# live server's OpenAPI document. The LangGraph.js store runs a real graph
+# on a server. Then drives custody mcp --memory-graph
+# and the reference MCP memory server with the same calls and compares the
+# graphs. Run it from the repository root:
+#   bash .ci/clients.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in python3 node npm go; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "clients.sh: $tool is not installed (the client suites need Python 3.9+, Node.js 20+ and Go)" >&2
+    exit 1
+  fi
+done
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+go build -o "$TMP/custody" ./cmd/custody
+export CUSTODY_BIN="$TMP/custody"
+
+echo "== clients: Python and TypeScript"
+echo "== Python client: python3 $(python3 -c 'import sys; print(sys.version.split()[0])')"
+(cd clients/python && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests -t . -v)
+
+echo "== TypeScript client: node $(node --version)"
+(cd clients/typescript && npm ci --no-audit --no-fund && npm test)
+
+echo "== LangGraph.js store on @custody/client"
+(cd clients/langgraph && npm ci --no-audit --no-fund && npm test)
+
+echo "== custody mcp --memory-graph against @modelcontextprotocol/server-memory"
+(cd memgraph/testdata/node && npm ci --no-audit --no-fund && node --test)

@@ -1,0 +1,21 @@
+"""custody: the Python client of custody's HTTP API (standard library only).
+
+    from custody import Client
+    c = Client("http://127.0.0.1:8080", token)
+    c.remember("prefs", "short answers", "preference", "user", key="tone")
+    for r in c.search("answers"):
+        print(r.body, r.authority, r.channel)
+"""
+
+from .client import Client
+from .errors import (AdmissionUndecidable, BodyTooLarge, Conflict, CustodyError, Forbidden, GateRefused,
+                     InvalidInput, NotFound, RateLimited, SubjectNotAllowed, Unauthenticated, Unavailable)
+from .harness import Session, wrap_tool
+from .types import Decision, Edge, GateDecision, Page, Record, SessionInfo
+
+__all__ = [
+    "Client", "Session", "wrap_tool",
+    "Record", "Decision", "GateDecision", "SessionInfo", "Page", "Edge",
+    "CustodyError", "InvalidInput", "Unauthenticated", "Forbidden", "SubjectNotAllowed", "NotFound",
+    "Conflict", "BodyTooLarge", "RateLimited", "Unavailable", "AdmissionUndecidable", "GateRefused",
+]

@@ -1,0 +1,252 @@
+"""The HTTP client: one method per route of custody's API (design §6)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from .errors import CustodyError, error_from
+from .types import Decision, GateDecision, Page, Record, SessionInfo
+
+_UNSET = object()
+
+
+class Client:
+    """A client of one custody server, acting as the principal of token.
+
+    subject is the user to act for; an agent principal must name it (it is
+    then sent on every call), a user principal may leave it out.
+    """
+
+    def __init__(self, base_url: str, token: str, subject: Optional[str] = None, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.subject = subject
+        self.timeout = timeout
+
+    # -- transport -------------------------------------------------------
+
+    def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None,
+                 body: Any = _UNSET, text: Optional[str] = None, raw: bool = False) -> Any:
+        q = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(q) if q else "")
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        data = None
+        if text is not None:
+            data = text.encode("utf-8")
+            headers["Content-Type"] = "text/plain; charset=utf-8"
+        elif body is not _UNSET:
+            data = json.dumps({k: v for k, v in body.items() if v is not None}).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                payload = resp.read()
+        except urllib.error.HTTPError as e:
+            payload = e.read()
+            try:
+                decoded = json.loads(payload)
+            except ValueError:
+                decoded = None
+            raise error_from(e.code, decoded, e.headers.get("Retry-After")) from None
+        except urllib.error.URLError as e:
+            raise CustodyError(0, "unreachable", f"cannot reach {self.base_url}: {e.reason}; is custody serve running?") from None
+        if raw:
+            return payload.decode("utf-8")
+        return json.loads(payload) if payload else None
+
+    def _subject(self, subject: Optional[str]) -> Optional[str]:
+        return subject if subject is not None else self.subject
+
+    def _id(self, id: str) -> str:
+        return urllib.parse.quote(id, safe="")
+
+    # -- memories --------------------------------------------------------
+
+    def remember(self, namespace: str, body: str, class_: str = "fact", channel: str = "user", *,
+                 key: Optional[str] = None, audience: Optional[str] = None, expires_at: Optional[str] = None,
+                 session: Optional[str] = None, derived_from: Optional[Sequence[Dict[str, Any]]] = None,
+                 source_ref: Optional[str] = None, subject: Optional[str] = None) -> Decision:
+        """Submit a candidate; the answer says whether it was admitted or held."""
+        d = self._request("POST", "/v1/memories", body={
+            "namespace": namespace, "key": key, "class": class_, "body": body, "channel": channel,
+            "subject": self._subject(subject), "audience": audience, "expires_at": expires_at,
+            "session": session, "derived_from": list(derived_from) if derived_from else None,
+            "source_ref": source_ref,
+        })
+        return Decision.from_dict(d)
+
+    def remember_batch(self, items: Sequence[Dict[str, Any]], *, subject: Optional[str] = None) -> List[Decision]:
+        """Submit up to 1000 candidates in one transaction (POST /v1/memories/batch).
+
+        Each item is a dict of POST /v1/memories fields (class or class_,
+        namespace, body, channel, key, ...); the answer is one decision per
+        item, in order. An item that is invalid fails the whole batch.
+        """
+        body = []
+        for it in items:
+            it = {("class" if k == "class_" else k): v for k, v in it.items() if v is not None}
+            if "derived_from" in it:
+                it["derived_from"] = list(it["derived_from"])
+            body.append(it)
+        d = self._request("POST", "/v1/memories/batch", body={"subject": self._subject(subject), "items": body})
+        return [Decision.from_dict(x) for x in d.get("items") or []]
+
+    def get(self, id: str, *, subject: Optional[str] = None) -> Record:
+        return Record.from_dict(self._request("GET", f"/v1/memories/{self._id(id)}", {"subject": self._subject(subject)}))
+
+    def list(self, *, namespace: Optional[str] = None, key: Optional[str] = None, class_: Optional[str] = None,
+             limit: Optional[int] = None, cursor: Optional[str] = None, subject: Optional[str] = None) -> Page:
+        """One page of eligible records, newest version per key."""
+        d = self._request("GET", "/v1/memories", {"namespace": namespace, "key": key, "class": class_,
+                                                   "limit": limit, "cursor": cursor, "subject": self._subject(subject)})
+        return Page([Record.from_dict(r) for r in d.get("items") or []], d.get("next_cursor") or "")
+
+    def iter_memories(self, *, page_size: Optional[int] = None, **filters: Any) -> Iterator[Record]:
+        """Every eligible record, following next_cursor page by page."""
+        return _pages(lambda cursor: self.list(limit=page_size, cursor=cursor, **filters))
+
+    def search(self, query: str, *, namespace: Optional[str] = None, class_: Optional[str] = None,
+               limit: Optional[int] = None, subject: Optional[str] = None) -> List[Record]:
+        """Eligible records ranked against plain text, best first, each with .score."""
+        d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace, "class": class_,
+                                                      "limit": limit, "subject": self._subject(subject)})
+        return [Record.from_dict(r) for r in d.get("items") or []]
+
+    def history(self, id: str, *, subject: Optional[str] = None) -> List[Record]:
+        d = self._request("GET", f"/v1/memories/{self._id(id)}/history", {"subject": self._subject(subject)})
+        return [Record.from_dict(r) for r in d.get("items") or []]
+
+    def lineage(self, id: str, *, subject: Optional[str] = None) -> Dict[str, Any]:
+        """{record, ancestors: [...], descendants: [...]} with weights and states."""
+        return self._request("GET", f"/v1/memories/{self._id(id)}/lineage", {"subject": self._subject(subject)})
+
+    def confirm(self, id: str, *, subject: Optional[str] = None) -> Record:
+        """The owner confirms a pending_confirmation write."""
+        return Record.from_dict(self._request("POST", f"/v1/memories/{self._id(id)}/confirm",
+                                              body={"subject": self._subject(subject)}))
+
+    # -- repair ----------------------------------------------------------
+
+    def quarantine(self, id: str, reason: Optional[str] = None, *, subject: Optional[str] = None) -> List[str]:
+        return self._request("POST", f"/v1/memories/{self._id(id)}/quarantine",
+                             body={"reason": reason, "subject": self._subject(subject)})["affected"]
+
+    def retire(self, id: str, reason: Optional[str] = None, erase: bool = False, *,
+               subject: Optional[str] = None) -> List[str]:
+        return self._request("POST", f"/v1/memories/{self._id(id)}/retire",
+                             body={"reason": reason, "erase": erase or None, "subject": self._subject(subject)})["affected"]
+
+    def rebuild(self, id: str, body: Optional[str] = None, *, subject: Optional[str] = None) -> List[str]:
+        return self._request("POST", f"/v1/memories/{self._id(id)}/rebuild",
+                             body={"body": body, "subject": self._subject(subject)})["affected"]
+
+    # -- review ----------------------------------------------------------
+
+    def review(self, *, limit: Optional[int] = None, cursor: Optional[str] = None,
+               subject: Optional[str] = None) -> Page:
+        """One page of the review queue; each item has .proposed for keyed records."""
+        d = self._request("GET", "/v1/review", {"limit": limit, "cursor": cursor, "subject": self._subject(subject)})
+        return Page([Record.from_dict(r) for r in d.get("items") or []], d.get("next_cursor") or "")
+
+    def iter_review(self, *, page_size: Optional[int] = None, subject: Optional[str] = None) -> Iterator[Record]:
+        return _pages(lambda cursor: self.review(limit=page_size, cursor=cursor, subject=subject))
+
+    def approve(self, id: str, *, subject: Optional[str] = None) -> Record:
+        return Record.from_dict(self._request("POST", f"/v1/review/{self._id(id)}/approve",
+                                              body={"subject": self._subject(subject)}))
+
+    def reject(self, id: str, reason: Optional[str] = None, *, subject: Optional[str] = None) -> Record:
+        return Record.from_dict(self._request("POST", f"/v1/review/{self._id(id)}/reject",
+                                              body={"reason": reason, "subject": self._subject(subject)}))
+
+    def reevaluate(self, *, subject: Optional[str] = None) -> List[str]:
+        return self._request("POST", "/v1/review/reevaluate", body={"subject": self._subject(subject)})["changed"]
+
+    # -- sessions and the gate -------------------------------------------
+
+    def open_session(self, subject: Optional[str] = None) -> "Session":
+        """Open a session for subject; the answer is a harness Session (see harness.py)."""
+        from .harness import Session
+        info = SessionInfo.from_dict(self._request("POST", "/v1/sessions", body={"subject": self._subject(subject)}))
+        return Session(self, info)
+
+    def observe(self, session: str, channel: str, text: str, source_ref: Optional[str] = None, *,
+                subject: Optional[str] = None) -> SessionInfo:
+        """Record content that entered the model's context."""
+        return SessionInfo.from_dict(self._request(
+            "POST", f"/v1/sessions/{self._id(session)}/observations",
+            body={"channel": channel, "text": text, "source_ref": source_ref, "subject": self._subject(subject)}))
+
+    def gate(self, action: str, args: Optional[Dict[str, Any]] = None, justification: Sequence[str] = (), *,
+             session: Optional[str] = None, subject: Optional[str] = None) -> GateDecision:
+        """Ask the action gate whether action may run with these arguments."""
+        return GateDecision.from_dict(self._request("POST", "/v1/gate", body={
+            "action": action, "args": args or None, "justification": list(justification) or None,
+            "session": session, "subject": self._subject(subject)}))
+
+    def confirm_action(self, action: str, args: Optional[Dict[str, Any]] = None, *,
+                       subject: Optional[str] = None) -> str:
+        """The owner confirms this exact action once; returns its digest."""
+        return self._request("POST", "/v1/gate/confirm", body={
+            "action": action, "args": args or None, "subject": self._subject(subject)})["digest"]
+
+    # -- the audit log ---------------------------------------------------
+
+    def checkpoint(self, *, subject: Optional[str] = None) -> str:
+        """The signed checkpoint, C2SP signed-note text."""
+        return self._request("GET", "/v1/log/checkpoint", {"subject": self._subject(subject)}, raw=True)
+
+    def inclusion_proof(self, index: int, size: int, *, subject: Optional[str] = None) -> Dict[str, Any]:
+        return self._request("GET", "/v1/log/proof/inclusion", {"index": index, "size": size,
+                                                                 "subject": self._subject(subject)})
+
+    def consistency_proof(self, from_: int, to: int, *, subject: Optional[str] = None) -> Dict[str, Any]:
+        return self._request("GET", "/v1/log/proof/consistency", {"from": from_, "to": to,
+                                                                   "subject": self._subject(subject)})
+
+    def log_entries(self, start: int, end: int, *, subject: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Entries [start, end); one the caller may not read is {index, leaf_hash} alone."""
+        return self._request("GET", "/v1/log/entries", {"start": start, "end": end,
+                                                         "subject": self._subject(subject)})["entries"]
+
+    def iter_log_entries(self, start: int, end: int, *, page_size: int = 1000,
+                         subject: Optional[str] = None) -> Iterator[Dict[str, Any]]:
+        """Entries [start, end), fetched page_size at a time."""
+        while start < end:
+            stop = min(end, start + page_size)
+            entries = self.log_entries(start, stop, subject=subject)
+            if not entries:
+                return
+            yield from entries
+            start += len(entries)
+
+    # -- policy and server -----------------------------------------------
+
+    def get_policy(self, *, subject: Optional[str] = None) -> Dict[str, Any]:
+        """{version, text, risks}."""
+        return self._request("GET", "/v1/policy", {"subject": self._subject(subject)})
+
+    def put_policy(self, text: str, *, force: bool = False, subject: Optional[str] = None) -> Dict[str, Any]:
+        """Replace the tenant's policy; {version, changed}. force installs one that fails its dry run."""
+        return self._request("PUT", "/v1/policy", {"force": "true" if force else None, "subject": self._subject(subject)},
+                             body={"text": text})
+
+    def health(self) -> Dict[str, Any]:
+        return self._request("GET", "/healthz")
+
+    def openapi(self) -> Dict[str, Any]:
+        return self._request("GET", "/v1/openapi.json")
+
+
+def _pages(fetch) -> Iterator[Record]:
+    cursor: Optional[str] = None
+    while True:
+        page = fetch(cursor)
+        yield from page.items
+        if not page.next_cursor:
+            return
+        cursor = page.next_cursor

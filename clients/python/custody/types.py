@@ -1,0 +1,133 @@
+"""Typed answers of the custody API.
+
+Each dataclass keeps the fields clients rely on (design §6) and the whole
+decoded object in .raw, so fields the server adds later stay reachable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+
+def _build(cls, d: Dict[str, Any]):
+    names = {f.name for f in fields(cls)} - {"raw"}
+    obj = cls(**{k: v for k, v in d.items() if k in names})
+    obj.raw = d
+    return obj
+
+
+@dataclass
+class Edge:
+    id: str
+    weight: float = 1.0
+
+
+@dataclass
+class Record:
+    """An eligible memory with its provenance."""
+
+    id: str
+    owner: str = ""
+    namespace: str = ""
+    key: str = ""
+    class_: str = ""
+    body: str = ""
+    channel: str = ""
+    writer: str = ""
+    source_ref: str = ""
+    authority: str = ""
+    audience: str = ""
+    state: str = ""
+    created_at: str = ""
+    expires_at: Optional[str] = None
+    version: int = 0
+    log_index: int = 0
+    parents: List[Dict[str, Any]] = field(default_factory=list)
+    receipt: Optional[Dict[str, Any]] = None
+    score: Optional[float] = None
+    proposed: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Record":
+        d2 = dict(d)
+        if "class" in d2:
+            d2["class_"] = d2.pop("class")
+        r = _build(cls, d2)
+        r.raw = d
+        return r
+
+
+@dataclass
+class Decision:
+    """The admission decision on a candidate."""
+
+    id: str
+    state: str
+    authority: str = ""
+    reason: str = ""
+    receipt: Optional[Dict[str, Any]] = None
+    log_index: int = 0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def admitted(self) -> bool:
+        return self.state == "admitted"
+
+    @property
+    def held(self) -> bool:
+        """True when the candidate is not in force: quarantined, pending or rejected."""
+        return self.state != "admitted"
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Decision":
+        return _build(cls, d)
+
+
+@dataclass
+class GateDecision:
+    """The action gate's answer: allow, confirm or deny."""
+
+    decision: str
+    risk: str = ""
+    required: str = ""
+    observed: str = ""
+    reasons: List[str] = field(default_factory=list)
+    offending: List[str] = field(default_factory=list)
+    confirm_digest: str = ""
+    log_index: int = 0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "GateDecision":
+        return _build(cls, d)
+
+
+@dataclass
+class SessionInfo:
+    """A session as the server reports it."""
+
+    id: str
+    subject: str = ""
+    opened_by: str = ""
+    created_at: str = ""
+    floor: str = ""
+    observed_external: bool = False
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "SessionInfo":
+        return _build(cls, d)
+
+
+@dataclass
+class Page:
+    """One page of a list answer."""
+
+    items: List[Record]
+    next_cursor: str = ""

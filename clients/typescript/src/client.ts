@@ -1,0 +1,298 @@
+// The HTTP client: one method per route of custody's API (design §6),
+// on nothing but the platform's fetch.
+
+import { CustodyError, errorFrom } from './errors.js';
+import { Session } from './harness.js';
+import type {
+  ConsistencyProof, Decision, Edge, GateDecision, InclusionProof, Lineage, LogEntry, MemoryClass, MemoryRecord,
+  Page, Policy, PolicyChange, ReviewItem, ScoredRecord, SessionInfo,
+} from './types.js';
+
+export interface ClientOptions {
+  /** The server, e.g. http://127.0.0.1:8080. */
+  baseUrl: string;
+  /** A principal's token, from `custody principal add`. */
+  token: string;
+  /** The user to act for; an agent principal must name it, a user principal may leave it out. */
+  subject?: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Options every call takes. */
+export interface CallOptions {
+  subject?: string;
+}
+
+export interface RememberInput extends CallOptions {
+  namespace: string;
+  body: string;
+  class: MemoryClass;
+  channel: string;
+  key?: string;
+  audience?: string;
+  expires_at?: string;
+  session?: string;
+  derived_from?: Edge[];
+  source_ref?: string;
+}
+
+export interface ListFilter extends CallOptions {
+  namespace?: string;
+  key?: string;
+  class?: MemoryClass;
+}
+
+export interface PageOptions extends CallOptions {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface SearchInput extends CallOptions {
+  query: string;
+  namespace?: string;
+  class?: MemoryClass;
+  limit?: number;
+}
+
+export interface GateOptions extends CallOptions {
+  session?: string;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+export class CustodyClient {
+  readonly baseUrl: string;
+  readonly subject?: string;
+  private readonly token: string;
+  private readonly doFetch: typeof fetch;
+
+  constructor(opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.token = opts.token;
+    this.subject = opts.subject;
+    this.doFetch = opts.fetch ?? fetch;
+  }
+
+  private async request<T>(method: string, path: string, query: Query = {}, body?: object, text?: string): Promise<T> {
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    }
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.token}`, Accept: 'application/json' };
+    let payload: string | undefined;
+    if (text !== undefined) {
+      payload = text;
+      headers['Content-Type'] = 'text/plain; charset=utf-8';
+    } else if (body !== undefined) {
+      payload = JSON.stringify(Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)));
+      headers['Content-Type'] = 'application/json';
+    }
+    let resp: Response;
+    try {
+      resp = await this.doFetch(url, { method, headers, body: payload });
+    } catch (e) {
+      throw new CustodyError(0, 'unreachable', `cannot reach ${this.baseUrl}: ${(e as Error).message}; is custody serve running?`);
+    }
+    const raw = await resp.text();
+    if (!resp.ok) {
+      let decoded: unknown = null;
+      try {
+        decoded = JSON.parse(raw);
+      } catch {
+        // not JSON: errorFrom says so
+      }
+      throw errorFrom(resp.status, decoded, resp.headers.get('Retry-After'));
+    }
+    const type = resp.headers.get('Content-Type') ?? '';
+    return (type.startsWith('application/json') ? JSON.parse(raw) : raw) as T;
+  }
+
+  private sub(o?: CallOptions): string | undefined {
+    return o?.subject ?? this.subject;
+  }
+
+  private p(id: string): string {
+    return encodeURIComponent(id);
+  }
+
+  // -- memories ----------------------------------------------------------
+
+  /** Submit a candidate; the answer says whether it was admitted or held. */
+  remember(input: RememberInput): Promise<Decision> {
+    return this.request('POST', '/v1/memories', {}, { ...input, subject: this.sub(input) });
+  }
+
+  /**
+   * Submit up to 1000 candidates in one transaction (POST /v1/memories/batch):
+   * one decision per item, in order. An invalid item fails the whole batch.
+   */
+  async rememberBatch(items: Omit<RememberInput, 'subject'>[], o?: CallOptions): Promise<Decision[]> {
+    const d = await this.request<{ items: Decision[] | null }>('POST', '/v1/memories/batch', {}, { subject: this.sub(o), items });
+    return d.items ?? [];
+  }
+
+  get(id: string, o?: CallOptions): Promise<MemoryRecord> {
+    return this.request('GET', `/v1/memories/${this.p(id)}`, { subject: this.sub(o) });
+  }
+
+  /** One page of eligible records, newest version per key. */
+  async list(f: ListFilter & PageOptions = {}): Promise<Page<MemoryRecord>> {
+    const d = await this.request<{ items: MemoryRecord[] | null; next_cursor: string }>('GET', '/v1/memories', {
+      namespace: f.namespace, key: f.key, class: f.class, limit: f.limit, cursor: f.cursor, subject: this.sub(f),
+    });
+    return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
+  }
+
+  /** Every eligible record, following next_cursor page by page. */
+  memories(f: ListFilter & { pageSize?: number } = {}): AsyncGenerator<MemoryRecord> {
+    return pages((cursor) => this.list({ ...f, limit: f.pageSize, cursor }));
+  }
+
+  /** Eligible records ranked against plain text, best first, with score. */
+  async search(input: SearchInput): Promise<ScoredRecord[]> {
+    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {}, { ...input, subject: this.sub(input) });
+    return d.items ?? [];
+  }
+
+  async history(id: string, o?: CallOptions): Promise<MemoryRecord[]> {
+    const d = await this.request<{ items: MemoryRecord[] | null }>('GET', `/v1/memories/${this.p(id)}/history`, { subject: this.sub(o) });
+    return d.items ?? [];
+  }
+
+  lineage(id: string, o?: CallOptions): Promise<Lineage> {
+    return this.request('GET', `/v1/memories/${this.p(id)}/lineage`, { subject: this.sub(o) });
+  }
+
+  /** The owner confirms a pending_confirmation write. */
+  confirm(id: string, o?: CallOptions): Promise<MemoryRecord> {
+    return this.request('POST', `/v1/memories/${this.p(id)}/confirm`, {}, { subject: this.sub(o) });
+  }
+
+  // -- repair ------------------------------------------------------------
+
+  async quarantine(id: string, o: CallOptions & { reason?: string } = {}): Promise<string[]> {
+    return (await this.request<{ affected: string[] }>('POST', `/v1/memories/${this.p(id)}/quarantine`, {}, { reason: o.reason, subject: this.sub(o) })).affected;
+  }
+
+  async retire(id: string, o: CallOptions & { reason?: string; erase?: boolean } = {}): Promise<string[]> {
+    return (await this.request<{ affected: string[] }>('POST', `/v1/memories/${this.p(id)}/retire`, {},
+      { reason: o.reason, erase: o.erase || undefined, subject: this.sub(o) })).affected;
+  }
+
+  async rebuild(id: string, o: CallOptions & { body?: string } = {}): Promise<string[]> {
+    return (await this.request<{ affected: string[] }>('POST', `/v1/memories/${this.p(id)}/rebuild`, {}, { body: o.body, subject: this.sub(o) })).affected;
+  }
+
+  // -- review ------------------------------------------------------------
+
+  /** One page of the review queue; keyed items carry proposed {old, new}. */
+  async review(o: PageOptions = {}): Promise<Page<ReviewItem>> {
+    const d = await this.request<{ items: ReviewItem[] | null; next_cursor: string }>('GET', '/v1/review',
+      { limit: o.limit, cursor: o.cursor, subject: this.sub(o) });
+    return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
+  }
+
+  /** The whole review queue, page by page. */
+  reviewQueue(o: CallOptions & { pageSize?: number } = {}): AsyncGenerator<ReviewItem> {
+    return pages((cursor) => this.review({ ...o, limit: o.pageSize, cursor }));
+  }
+
+  approve(id: string, o?: CallOptions): Promise<MemoryRecord> {
+    return this.request('POST', `/v1/review/${this.p(id)}/approve`, {}, { subject: this.sub(o) });
+  }
+
+  reject(id: string, o: CallOptions & { reason?: string } = {}): Promise<MemoryRecord> {
+    return this.request('POST', `/v1/review/${this.p(id)}/reject`, {}, { reason: o.reason, subject: this.sub(o) });
+  }
+
+  async reevaluate(o?: CallOptions): Promise<string[]> {
+    return (await this.request<{ changed: string[] | null }>('POST', '/v1/review/reevaluate', {}, { subject: this.sub(o) })).changed ?? [];
+  }
+
+  // -- sessions and the gate ---------------------------------------------
+
+  /** Open a session for the subject: a harness Session (see harness.ts). */
+  async openSession(o?: CallOptions): Promise<Session> {
+    const info = await this.request<SessionInfo>('POST', '/v1/sessions', {}, { subject: this.sub(o) });
+    return new Session(this, info);
+  }
+
+  /** Record content that entered the model's context. */
+  observe(session: string, channel: string, text: string, sourceRef?: string, o?: CallOptions): Promise<SessionInfo> {
+    return this.request('POST', `/v1/sessions/${this.p(session)}/observations`, {},
+      { channel, text, source_ref: sourceRef, subject: this.sub(o) });
+  }
+
+  /** Ask the action gate whether action may run with these arguments. */
+  gate(action: string, args: Record<string, unknown> = {}, justification: string[] = [], o: GateOptions = {}): Promise<GateDecision> {
+    return this.request('POST', '/v1/gate', {}, {
+      action, args, justification: justification.length ? justification : undefined, session: o.session, subject: this.sub(o),
+    });
+  }
+
+  /** The owner confirms this exact action once; returns its digest. */
+  async confirmAction(action: string, args: Record<string, unknown> = {}, o?: CallOptions): Promise<string> {
+    return (await this.request<{ digest: string }>('POST', '/v1/gate/confirm', {}, { action, args, subject: this.sub(o) })).digest;
+  }
+
+  // -- the audit log -----------------------------------------------------
+
+  /** The signed checkpoint, C2SP signed-note text. */
+  checkpoint(o?: CallOptions): Promise<string> {
+    return this.request('GET', '/v1/log/checkpoint', { subject: this.sub(o) });
+  }
+
+  inclusionProof(index: number, size: number, o?: CallOptions): Promise<InclusionProof> {
+    return this.request('GET', '/v1/log/proof/inclusion', { index, size, subject: this.sub(o) });
+  }
+
+  consistencyProof(from: number, to: number, o?: CallOptions): Promise<ConsistencyProof> {
+    return this.request('GET', '/v1/log/proof/consistency', { from, to, subject: this.sub(o) });
+  }
+
+  /** Entries [start, end); one the caller may not read is {index, leaf_hash} alone. */
+  async logEntries(start: number, end: number, o?: CallOptions): Promise<LogEntry[]> {
+    return (await this.request<{ entries: LogEntry[] | null }>('GET', '/v1/log/entries', { start, end, subject: this.sub(o) })).entries ?? [];
+  }
+
+  /** Entries [start, end), fetched pageSize at a time. */
+  async *allLogEntries(start: number, end: number, o: CallOptions & { pageSize?: number } = {}): AsyncGenerator<LogEntry> {
+    const size = o.pageSize ?? 1000;
+    while (start < end) {
+      const entries = await this.logEntries(start, Math.min(end, start + size), o);
+      if (entries.length === 0) return;
+      yield* entries;
+      start += entries.length;
+    }
+  }
+
+  // -- policy and server -------------------------------------------------
+
+  getPolicy(o?: CallOptions): Promise<Policy> {
+    return this.request('GET', '/v1/policy', { subject: this.sub(o) });
+  }
+
+  /** Replace the tenant's policy; force installs one that fails its dry run. */
+  putPolicy(text: string, o: CallOptions & { force?: boolean } = {}): Promise<PolicyChange> {
+    return this.request('PUT', '/v1/policy', { force: o.force ? 'true' : undefined, subject: this.sub(o) }, { text });
+  }
+
+  health(): Promise<{ status: string }> {
+    return this.request('GET', '/healthz');
+  }
+
+  openapi(): Promise<Record<string, unknown>> {
+    return this.request('GET', '/v1/openapi.json');
+  }
+}
+
+async function* pages<T>(fetchPage: (cursor?: string) => Promise<Page<T>>): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await fetchPage(cursor);
+    yield* page.items;
+    if (!page.nextCursor) return;
+    cursor = page.nextCursor;
+  }
+}

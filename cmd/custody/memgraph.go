@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/client"
+	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/memgraph"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serveMemoryGraph is custody mcp --memory-graph: the reference MCP memory
+// server's tools on the store, for caller, in a custody session of its own.
+func serveMemoryGraph(ctx context.Context, svc *custody.Service, caller *custody.Caller, channel string, t mcp.Transport) error {
+	sess, err := svc.OpenSession(ctx, caller)
+	if err != nil {
+		return err
+	}
+	return runMemoryGraph(ctx, memgraph.Local(svc, caller), channel, sess.ID, t)
+}
+
+// serveMemoryGraphRemote is custody mcp --memory-graph --url: the same on a
+// running server, through its HTTP API.
+func serveMemoryGraphRemote(ctx context.Context, c *client.Client, subject, channel string, t mcp.Transport) error {
+	sess, err := c.OpenSession(ctx, subject)
+	if err != nil {
+		return remoteErr(err)
+	}
+	return runMemoryGraph(ctx, remoteGraph{c: c, subject: subject}, channel, sess.ID, t)
+}
+
+func runMemoryGraph(ctx context.Context, b memgraph.Backend, channel, session string, t mcp.Transport) error {
+	g, err := memgraph.New(b, memgraph.DefaultNamespace, channel, session)
+	if err != nil {
+		return err
+	}
+	err = memgraph.NewServer(g, "1").Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// remoteGraph is the graph's backend on a running server.
+type remoteGraph struct {
+	c       *client.Client
+	subject string
+}
+
+func (r remoteGraph) List(ctx context.Context, in custody.ListInput) (*custody.Page, error) {
+	p, err := r.c.List(ctx, client.ListOptions{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Limit: in.Limit, Cursor: in.Cursor, Subject: r.subject})
+	if err != nil {
+		return nil, remoteErr(err)
+	}
+	return &custody.Page{Items: p.Items, NextCursor: p.NextCursor}, nil
+}
+
+func (r remoteGraph) Remember(ctx context.Context, in custody.Candidate) (*custody.Decision, error) {
+	req := httpapi.MemoryRequest{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Body: in.Body, Channel: in.Channel,
+		Subject: r.subject, Session: in.Session, SourceRef: in.SourceRef}
+	if in.ExpiresAt != nil {
+		req.ExpiresAt = in.ExpiresAt.UTC().Format(time.RFC3339Nano)
+	}
+	d, err := r.c.Remember(ctx, req)
+	return d, remoteErr(err)
+}
