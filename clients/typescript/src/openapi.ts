@@ -158,6 +158,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Submit up to 1000 candidates, each decided on its own, in one transaction */
+        post: operations["post-v1-memories-batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/{id}": {
         parameters: {
             query?: never;
@@ -437,6 +454,15 @@ export interface components {
     schemas: {
         AffectedResponse: {
             affected: string[] | null;
+        };
+        BatchRequest: {
+            /** @description 1 to 1000 candidates, decided one by one in this order and committed together */
+            items: components["schemas"]["MemoryRequest"][] | null;
+            /** @description the user the writes are for; required for agent principals. An item may repeat it but not name another */
+            subject?: string;
+        };
+        BatchResponse: {
+            items: components["schemas"]["Decision"][] | null;
         };
         ChangedResponse: {
             changed: string[] | null;
@@ -1154,6 +1180,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Decision"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    "post-v1-memories-batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
                 };
             };
             400: components["responses"]["Error"];
