@@ -187,6 +187,14 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, s.instrument(pattern, s.Authenticated(streams(h))))
 }
 
+// MountPublic serves h at pattern without a bearer token, with the panic
+// recovery, metrics, request log and request timeout of the API: for
+// static pages such as the console, whose own calls to the API carry the
+// token.
+func (s *Server) MountPublic(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, s.instrument(pattern, s.withTimeout(h)))
+}
+
 // serveHTTP routes a request. Requests that match no pattern get the JSON
 // error body of every other failure (404, or 405 with Allow).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {

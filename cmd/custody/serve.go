@@ -13,6 +13,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/console"
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/mcpserver"
 )
@@ -69,6 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit}))
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
+	api.MountPublic(console.Prefix, console.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another custody running? choose another --addr)", *addr, err)
