@@ -167,6 +167,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		screenshot(t, ctx, "queue.png")
 	})
 
+	t.Run("readable at 200% zoom", func(t *testing.T) {
+		// 200% zoom of a 1200-pixel window is a 600-pixel layout viewport.
+		run(t, ctx, "zooming", chromedp.EmulateViewport(600, 900))
+		until(t, ctx, "the layout reflows", `window.innerWidth === 600`)
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 600 {
+			t.Fatalf("at 200%% zoom the page is %d pixels wide, wider than its 600-pixel viewport", w)
+		}
+		run(t, ctx, "unzooming", chromedp.EmulateViewport(1200, 900))
+	})
+
 	t.Run("approving a group of benign items admits them confirmed", func(t *testing.T) {
 		row := rowWith("intranet.example")
 		run(t, ctx, "opening the approval", chromedp.Click(chromedp.JSPath(row+`.querySelector('button.approve')`)))
@@ -268,4 +278,32 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("the server log does not show the reviewer's requests; the log check would prove nothing")
 		}
 	})
+}
+
+// A thousand held items, each its own row, are read over two pages and all
+// shown; the time the page took to draw them is logged (not asserted: the
+// machine may be loaded).
+func TestConsoleShowsAThousandItems(t *testing.T) {
+	bctx := browser(t)
+	e := newEnv(t)
+	_, rev := e.principal("big", "rita", []string{"reviewer"})
+	e.principal("big", "alice", []string{"user"})
+	harness, _ := e.principal("big", "harness", []string{"agent"}, "tool:web")
+	const n = 1000
+	for i := range n {
+		e.remember(harness, "alice", custody.Candidate{Namespace: "web", Class: "fact", Channel: "tool:web",
+			Body: fmt.Sprintf("note %d", i), SourceRef: fmt.Sprintf("https://site.example/%d", i)})
+	}
+	ctx := tab(t, bctx)
+	signIn(t, ctx, e, rev)
+	until(t, ctx, "all items are read", fmt.Sprintf(`document.querySelector('#queue-rows').dataset.items === '%d'`, n))
+	if rows := eval[int](t, ctx, `document.querySelectorAll('#queue-rows .row').length`); rows != n {
+		t.Fatalf("rows = %d, want %d", rows, n)
+	}
+	if title := eval[string](t, ctx, "document.title"); !strings.HasPrefix(title, fmt.Sprintf("(%d)", n)) {
+		t.Fatalf("title = %q", title)
+	}
+	run(t, ctx, "moving down three rows", chromedp.KeyEvent(strings.Repeat("j", 3)))
+	until(t, ctx, "the fourth row is selected", `document.querySelector('.row.selected').dataset.g === '3'`)
+	t.Logf("the page drew %d rows in %s ms", n, eval[string](t, ctx, `document.querySelector('#queue-rows').dataset.renderMs`))
 }
