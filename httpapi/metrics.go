@@ -22,6 +22,7 @@ type metrics struct {
 	admissions *prometheus.CounterVec
 	gate       *prometheus.CounterVec
 	handler    http.Handler
+	reg        prometheus.Registerer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -33,7 +34,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	} else if g, ok := reg.(prometheus.Gatherer); ok {
 		gatherer = g
 	}
-	m := &metrics{}
+	m := &metrics{reg: reg}
 	m.requests = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "custody_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
 	}, []string{"route", "method", "code"}))

@@ -129,6 +129,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(opts.Registry)
 	svc.OnEvent(s.metrics.observe)
+	register(s.metrics.reg, newBacklog(svc))
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
 	}
