@@ -8,6 +8,9 @@
 // token cannot. Every answer carries a Content-Security-Policy that allows
 // only the console's own script and style files (no inline script) and
 // forbids framing.
+//
+// Webhook tells a reviewer's tools when candidates are held, so the queue
+// is not a list nobody reads (custody serve --review-webhook).
 package console
 
 import (
