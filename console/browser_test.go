@@ -154,7 +154,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			source: r.querySelector('.source').textContent, audience: r.querySelector('.audience').textContent,
 			rules: r.querySelector('.rules').textContent, text: r.textContent}; })()`)
 		if got["count"] != "3" || !strings.Contains(got["source"], "mail:vendor-42") || !strings.Contains(got["source"], "mail:vendor-43") ||
-			!strings.Contains(got["audience"], "only its owner alice") || !strings.Contains(got["rules"], "external-is-episode-only") ||
+			!strings.Contains(got["audience"], "its owner alice only") || !strings.Contains(got["rules"], "external-is-episode-only") ||
 			!strings.Contains(got["text"], "tool:email") || !strings.Contains(got["text"], "acme/harness") || !strings.Contains(got["text"], "Expires to rejected in") {
 			t.Fatalf("poison row = %v", got)
 		}
@@ -290,9 +290,15 @@ func TestConsoleShowsAThousandItems(t *testing.T) {
 	e.principal("big", "alice", []string{"user"})
 	harness, _ := e.principal("big", "harness", []string{"agent"}, "tool:web")
 	const n = 1000
+	// One body is markup that would run script if the page inserted it as HTML.
+	const markup = `<img src=x onerror="document.title='pwned'">`
 	for i := range n {
+		body := fmt.Sprintf("note %d", i)
+		if i == 7 {
+			body = markup
+		}
 		e.remember(harness, "alice", custody.Candidate{Namespace: "web", Class: "fact", Channel: "tool:web",
-			Body: fmt.Sprintf("note %d", i), SourceRef: fmt.Sprintf("https://site.example/%d", i)})
+			Body: body, SourceRef: fmt.Sprintf("https://site.example/%d", i)})
 	}
 	ctx := tab(t, bctx)
 	signIn(t, ctx, e, rev)
@@ -302,6 +308,12 @@ func TestConsoleShowsAThousandItems(t *testing.T) {
 	}
 	if title := eval[string](t, ctx, "document.title"); !strings.HasPrefix(title, fmt.Sprintf("(%d)", n)) {
 		t.Fatalf("title = %q", title)
+	}
+	if imgs := eval[int](t, ctx, `document.querySelectorAll('#queue-rows img').length`); imgs != 0 {
+		t.Fatalf("a body was inserted as HTML: %d img elements", imgs)
+	}
+	if !eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('#queue-rows').textContent.includes(%q)`, markup)) {
+		t.Fatal("the markup body is not shown as text")
 	}
 	run(t, ctx, "moving down three rows", chromedp.KeyEvent(strings.Repeat("j", 3)))
 	until(t, ctx, "the fourth row is selected", `document.querySelector('.row.selected').dataset.g === '3'`)

@@ -70,7 +70,7 @@ function dur(ms) {
 }
 
 function audienceWords(a, owner) {
-  if (!a || a === 'owner') return 'only its owner ' + owner;
+  if (!a || a === 'owner') return 'its owner ' + owner + ' only';
   if (a === 'tenant') return 'everyone in the tenant';
   if (a.startsWith('group:')) return 'members of group ' + a.slice(6) + ', and ' + owner;
   return a;
@@ -137,6 +137,7 @@ async function loadQueue() {
     return;
   }
   state.items = items;
+  state.truncated = !!cursor;
   state.groups = group(items);
   state.open = null;
   state.sel = Math.min(state.sel, Math.max(0, state.groups.length - 1));
@@ -147,7 +148,7 @@ function renderQueue() {
   const t0 = performance.now();
   const rows = $('queue-rows');
   const n = state.items.length;
-  $('queue-count').textContent = '(' + n + ' held in ' + state.groups.length + ' rows)';
+  $('queue-count').textContent = '(' + n + (state.truncated ? '+' : '') + ' held in ' + state.groups.length + ' rows' + (state.truncated ? '; only the oldest ' + n + ' are shown' : '') + ')';
   document.title = '(' + n + ') Review queue — custody';
   const frag = document.createDocumentFragment();
   if (!n) frag.append(el('p', { text: 'Nothing is held for review.' }));
@@ -170,7 +171,7 @@ function renderRow(g, i, now) {
   const row = el('div', { class: 'row' + (i === state.sel ? ' selected' : ''), role: 'listitem', tabindex: '-1', 'data-g': i, 'aria-label': 'row ' + (i + 1) + ': ' + its.length + ' held' },
     el('h3', {}, el('span', { class: 'count', title: its.length + ' held items', text: its.length }),
       el('span', { class: 'effect', text: eff.text + ' ' }), eff.change != null ? el('span', { class: 'change', text: eff.change }) : null,
-      effects.size > 1 ? el('span', { text: ' (and ' + (effects.size - 1) + ' other effects, see the items)' }) : null),
+      effects.size > 1 ? el('span', { text: ' (and ' + (effects.size - 1) + (effects.size === 2 ? ' other effect' : ' other effects') + ': see Items)' }) : null),
     el('dl', { class: 'facts' },
       el('dt', { text: 'Channel' }), el('dd', { text: distinct(its, (it) => it.channel) }),
       el('dt', { text: 'Writer' }), el('dd', { text: distinct(its, (it) => it.writer) }),
