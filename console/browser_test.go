@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
 )
@@ -196,17 +197,25 @@ func TestConsoleInBrowser(t *testing.T) {
 		run(t, ctx, "focusing the queue", chromedp.Click(chromedp.CSS("#queue h2")))
 		run(t, ctx, "j k r", chromedp.KeyEvent("jk"))
 		until(t, ctx, "the poison row is selected", `document.querySelector('.row.selected').textContent.includes('ACCT-7777')`)
+		// a opens the approval; Esc takes it back, changing nothing.
+		run(t, ctx, "a", chromedp.KeyEvent("a"))
+		until(t, ctx, "the approval form has focus", `document.activeElement.closest('.decide') !== null`)
+		run(t, ctx, "Esc", chromedp.KeyEvent(kb.Escape))
+		until(t, ctx, "the approval form is gone", `document.querySelector('.decide') === null`)
+		if st := e.state(s.reviewer, s.poison[0]); st != custody.StateQuarantined {
+			t.Fatalf("after a cancelled approval the poison is %s", st)
+		}
 		run(t, ctx, "r", chromedp.KeyEvent("r"))
 		until(t, ctx, "the reason field has focus", `document.activeElement.name === 'reason'`)
-		run(t, ctx, "typing the reason", chromedp.KeyEvent("vendor phishing\r"))
+		run(t, ctx, "typing the reason", chromedp.KeyEvent("vendor phishing"+kb.Enter))
 		until(t, ctx, "the queue is empty", `document.querySelector('#queue-rows').dataset.items === '0'`)
 		q := queueIDs(t, e, s.reviewer)
 		for _, id := range s.poison {
 			if q[id] {
 				t.Fatalf("poison %s is still in the queue", id)
 			}
-			if st := e.state(s.reviewer, id); st != custody.StateRejected {
-				t.Fatalf("poison %s is %s, want rejected", id, st)
+			if r := e.record(s.reviewer, id); r.State != custody.StateRejected || r.Receipt == nil || r.Receipt.Reason != "vendor phishing" {
+				t.Fatalf("poison %s is %s with receipt %+v, want rejected for vendor phishing", id, r.State, r.Receipt)
 			}
 		}
 		if got := listBodies(t, e, s.owner, "bank"); len(got) != 1 || got["ACCT-1042"] != custody.AuthorityUser {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/console"
 	"github.com/custody-mem/custody/httpapi"
@@ -153,14 +154,20 @@ func (e *env) call(token, method, path string, body, out any) int {
 	return resp.StatusCode
 }
 
-// state is the record's state as a reviewer's lineage call sees it.
-func (e *env) state(reviewerToken, id string) custody.State {
+// record is the record as a reviewer's lineage call sees it.
+func (e *env) record(reviewerToken, id string) *custody.Record {
 	e.t.Helper()
 	var l custody.Lineage
 	if st := e.call(reviewerToken, "GET", "/v1/memories/"+id+"/lineage", nil, &l); st != 200 {
 		e.t.Fatalf("lineage of %s: status %d", id, st)
 	}
-	return l.Record.State
+	return l.Record
+}
+
+// state is the record's state as a reviewer sees it.
+func (e *env) state(reviewerToken, id string) custody.State {
+	e.t.Helper()
+	return e.record(reviewerToken, id).State
 }
 
 // browser starts headless Chromium and returns a context for a fresh tab
@@ -213,14 +220,15 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
-// signIn opens the console in ctx and signs in with token.
+// signIn opens the console in ctx and signs in with token, typed and
+// submitted with Enter.
 func signIn(t *testing.T, ctx context.Context, e *env, token string) {
 	t.Helper()
 	run(t, ctx, "signing in",
 		chromedp.Navigate(e.srv.URL+"/console/"),
 		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")),
+		chromedp.SendKeys(chromedp.ID("token"), token+kb.Enter), // the keyboard alone
+
 		chromedp.WaitVisible(chromedp.ID("signout")),
 	)
 }

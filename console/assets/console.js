@@ -233,6 +233,8 @@ function openDecision(i, act, id) {
     el('button', { type: 'submit', class: act, text: (act === 'approve' ? 'Confirm approval of ' : 'Confirm rejection of ') + what }),
     el('button', { type: 'button', 'data-act': 'cancel', text: 'Cancel' }));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); decide(i, act, ids, form.reason ? form.reason.value : ''); });
+  // The shortcut that opened the form must not also type into it.
+  form.addEventListener('beforeinput', (ev) => { if (state.swallow && ev.data === state.swallow) ev.preventDefault(); });
   r.append(form);
   (form.querySelector('input') || form.querySelector('button[type=submit]')).focus();
 }
@@ -284,7 +286,7 @@ function onKey(ev) {
     a: () => openDecision(state.sel, 'approve'), r: () => openDecision(state.sel, 'reject'),
     o: () => { location.hash = '#record/' + state.groups[state.sel].items[0].id; } };
   const f = keys[ev.key];
-  if (f) { ev.preventDefault(); f(); }
+  if (f) { ev.preventDefault(); state.swallow = ev.key; f(); }
 }
 
 // ---- routing and sign-in ----
@@ -346,6 +348,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('signout').addEventListener('click', () => signOut());
   $('queue-rows').addEventListener('click', onQueueClick);
   document.addEventListener('keydown', onKey);
+  document.addEventListener('keyup', () => { state.swallow = null; });
   window.addEventListener('hashchange', route);
   route();
 });
