@@ -265,6 +265,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		if c := eval[string](t, ctx, "document.cookie"); c != "" {
 			t.Fatalf("document.cookie = %q", c)
 		}
+		if n := eval[int](t, ctx, "localStorage.length"); n != 0 {
+			t.Fatalf("the console wrote %d items to local storage, which outlives the tab", n)
+		}
+		if got := eval[string](t, ctx, "sessionStorage.getItem('custody.token')"); got != s.reviewer {
+			t.Fatalf("the session holds %q, not the reviewer's token", got)
+		}
+		run(t, ctx, "signing out", chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+		if n := eval[int](t, ctx, "sessionStorage.length"); n != 0 {
+			t.Fatalf("after signing out the session still holds %d items", n)
+		}
 		e.mu.Lock()
 		urls, cookies, auth := e.urls, e.cookies, e.authSeen
 		e.mu.Unlock()

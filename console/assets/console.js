@@ -349,6 +349,6 @@ document.addEventListener('DOMContentLoaded', () => {
   $('queue-rows').addEventListener('click', onQueueClick);
   document.addEventListener('keydown', onKey);
   document.addEventListener('keyup', () => { state.swallow = null; });
-  window.addEventListener('hashchange', route);
+  window.addEventListener('hashchange', () => { status(''); route(); });
   route();
 });
