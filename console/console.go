@@ -53,8 +53,14 @@ func Handler() http.Handler {
 			w.Write([]byte(`{"error":{"code":"method_not_allowed","message":"the console's pages answer GET and HEAD only"}}`))
 			return
 		}
-		if strings.HasSuffix(r.URL.Path, "/") && r.URL.Path != Prefix {
-			http.NotFound(w, r) // no directory listings
+		name := strings.TrimPrefix(r.URL.Path, Prefix)
+		if name == "" {
+			name = "index.html"
+		}
+		if st, err := fs.Stat(sub, name); err != nil || st.IsDir() { // no directory listings
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":{"code":"not_found","message":"the console has no such page; open /console/"}}`))
 			return
 		}
 		files.ServeHTTP(w, r)

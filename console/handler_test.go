@@ -64,6 +64,17 @@ func TestConsolePagesSetSecurityHeaders(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(b), `"code":"method_not_allowed"`) {
 		t.Fatalf("POST /console/: %d %s", resp.StatusCode, b)
 	}
+	for _, path := range []string{"/console/nope.js", "/console/assets/", "/console/../go.mod"} {
+		resp, err := http.Get(e.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"code":"not_found"`) {
+			t.Fatalf("GET %s: %d %s, want the JSON 404", path, resp.StatusCode, b)
+		}
+	}
 	if st := e.call("", "GET", "/v1/review", nil, nil); st != http.StatusUnauthorized {
 		t.Fatalf("GET /v1/review without a token: %d, want 401", st)
 	}
