@@ -128,7 +128,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	t.Run("a user token cannot use the console's actions", func(t *testing.T) {
 		ctx := tab(t, bctx)
-		signIn(t, ctx, e, s.owner)
+		signIn(t, ctx, e.srv.URL, s.owner)
 		until(t, ctx, "the queue says 403", `document.querySelector('#queue-rows').textContent.includes('403')`)
 		run(t, ctx, "opening the poison's story", chromedp.Navigate(e.srv.URL+"/console/#record/"+s.poison[0]))
 		until(t, ctx, "the story shows", `!!document.querySelector('.actions button.approve')`)
@@ -145,7 +145,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	ctx := tab(t, bctx)
-	signIn(t, ctx, e, s.reviewer)
+	signIn(t, ctx, e.srv.URL, s.reviewer)
 	until(t, ctx, "the queue is shown", `document.querySelector('#queue-rows').dataset.items === '5'`)
 
 	t.Run("the poisoned payee email is one row with its copies", func(t *testing.T) {
@@ -320,7 +320,7 @@ func TestConsoleShowsAThousandItems(t *testing.T) {
 			Body: body, SourceRef: fmt.Sprintf("https://site.example/%d", i)})
 	}
 	ctx := tab(t, bctx)
-	signIn(t, ctx, e, rev)
+	signIn(t, ctx, e.srv.URL, rev)
 	until(t, ctx, "all items are read", fmt.Sprintf(`document.querySelector('#queue-rows').dataset.items === '%d'`, n))
 	if rows := eval[int](t, ctx, `document.querySelectorAll('#queue-rows .row').length`); rows != n {
 		t.Fatalf("rows = %d, want %d", rows, n)

@@ -220,12 +220,12 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
-// signIn opens the console in ctx and signs in with token, typed and
+// signIn opens the console of the server at base and signs in with token, typed and
 // submitted with Enter.
-func signIn(t *testing.T, ctx context.Context, e *env, token string) {
+func signIn(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
 	run(t, ctx, "signing in",
-		chromedp.Navigate(e.srv.URL+"/console/"),
+		chromedp.Navigate(base+"/console/"),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token+kb.Enter), // the keyboard alone
 
