@@ -174,6 +174,6 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 	case "admission", "reevaluate", "rebuild":
 		kind = "admission" // decisions of the policy, as opposed to people
 	}
-	emitIn(tx, Event{Kind: kind, Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(next), Action: name})
+	emitIn(tx, Event{Kind: kind, Tenant: r.Tenant, Channel: r.Channel, Class: r.Class, Decision: string(next), Action: name, Record: r.ID})
 	return nil
 }

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ReviewItem is a quarantined candidate with its proposed effect.
 type ReviewItem struct {
 	*Record
 	Proposed *Proposed `json:"proposed,omitempty"`
+	// ExpiresReviewAt is when the sweep rejects the candidate unreviewed
+	// (its creation plus Options.ReviewTTL).
+	ExpiresReviewAt time.Time `json:"expires_review_at"`
 }
 
 // Proposed is what approving a keyed candidate would change.
@@ -46,7 +50,7 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 			next = EncodeCursor(recs[limit-1].ID)
 		}
 		for _, r := range recs {
-			it := ReviewItem{Record: r}
+			it := ReviewItem{Record: r, ExpiresReviewAt: r.CreatedAt.Add(s.opts.ReviewTTL)}
 			if r.Key != "" {
 				it.Proposed = &Proposed{New: r.Body}
 				cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)

@@ -106,6 +106,7 @@ type Event struct {
 	Class    Class
 	Action   string
 	Decision string
+	Record   string // the record of an admission or transition
 }
 
 // New returns a Service over store, signing with key.

@@ -22,7 +22,7 @@ type metrics struct {
 	admissions *prometheus.CounterVec
 	gate       *prometheus.CounterVec
 	handler    http.Handler
-	reg        prometheus.Registerer // where the store's gauges go (storemetrics.go)
+	reg        prometheus.Registerer // where the store's and the review queue's gauges go (storemetrics.go, backlog.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {

@@ -136,6 +136,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.storeGauges(svc.Store())
 	svc.OnEvent(s.metrics.observe)
+	register(s.metrics.reg, newBacklog(svc))
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
 	}
@@ -192,6 +193,14 @@ func (s *Server) Listener(ln net.Listener) net.Listener {
 // handlers are not part of the OpenAPI document.
 func (s *Server) Mount(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, s.instrument(pattern, s.Authenticated(streams(h))))
+}
+
+// MountPublic serves h at pattern without a bearer token, with the panic
+// recovery, metrics, request log and request timeout of the API: for
+// static pages such as the console, whose own calls to the API carry the
+// token.
+func (s *Server) MountPublic(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, s.instrument(pattern, s.withTimeout(h)))
 }
 
 // serveHTTP routes a request. Requests that match no pattern get the JSON

@@ -79,6 +79,9 @@ func testReview(t *testing.T, e *env) {
 	if items[1].Proposed != nil {
 		t.Errorf("an unkeyed item has a proposed effect: %+v", items[1].Proposed)
 	}
+	if want := it.CreatedAt.Add(custody.DefaultReviewTTL); !it.ExpiresReviewAt.Equal(want) {
+		t.Errorf("expires_review_at = %s, want created_at + the review time = %s", it.ExpiresReviewAt, want)
+	}
 	// Pages of one.
 	page, next, err := e.svc.ReviewQueue(e.ctx, rev, "", 1)
 	if err != nil || len(page) != 1 || next == "" {

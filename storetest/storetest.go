@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SearchFiltersBeforeLimit", testSearchFiltersBeforeLimit},
 		{"History", testHistory},
 		{"Review", testReview},
+		{"ReviewBacklog", testReviewBacklog},
 		{"Lineage", testLineage},
 		{"Sessions", testSessions},
 		{"Gate", testGate},

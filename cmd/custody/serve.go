@@ -13,6 +13,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/console"
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/mcpserver"
 )
@@ -35,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	every := fs.Uint64("checkpoint-every", DefaultCheckpointEvery, "sign a checkpoint at least every `n` log entries")
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
+	hookURL := fs.String("review-webhook", "", "POST a signed notice (HMAC-SHA256 with $"+reviewWebhookSecretEnv+", header "+console.SignatureHeader+") to this `URL` each time a candidate is held for review")
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
 	var cf connFlags
 	cf.register(fs)
@@ -56,6 +58,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	hook, err := reviewWebhook(*hookURL, logger)
+	if err != nil {
+		return err
+	}
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
 		return err
@@ -75,6 +81,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst}))
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
+	api.MountPublic(console.Prefix, console.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another custody running? choose another --addr)", *addr, err)
@@ -94,6 +101,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	wg.Add(2)
 	go func() { defer wg.Done(); checkpointLoop(bg, svc, *every, *interval, logger) }()
 	go func() { defer wg.Done(); sweepLoop(bg, svc, logger) }()
+	startReviewWebhook(bg, svc, hook, &wg)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
