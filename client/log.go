@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -19,6 +20,17 @@ func (c *Client) Checkpoint(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return note, nil
+}
+
+// LogKey returns the verifier key of the server's checkpoints, a C2SP
+// signed-note vkey line (GET /v1/log/key, served without a token). Pin it
+// from a source you trust, not from the server you are checking.
+func (c *Client) LogKey(ctx context.Context) (string, error) {
+	var key []byte
+	if err := c.call(ctx, "GET", "/v1/log/key", nil, nil, &key); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(key)), nil
 }
 
 // InclusionProof proves that leaf index is in the tree of size.

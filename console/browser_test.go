@@ -259,6 +259,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		if cp := text(t, ctx, "pre.checkpoint"); !strings.Contains(cp, "— ") {
 			t.Fatalf("checkpoint has no signature line:\n%s", cp)
 		}
+		want, err := e.svc.VerifierKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(t, ctx, "pre.vkey"); strings.TrimSpace(got) != want {
+			t.Fatalf("the log page shows verifier key %q, want %q", got, want)
+		}
 	})
 
 	t.Run("the token never leaves the Authorization header", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,6 +97,23 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	w.Write(note)
+	return nil
+}
+
+// logKey answers the verifier key of the log's checkpoints as one line of
+// text: the C2SP signed-note vkey (origin+keyhash+base64 key), which a
+// client, monitor or witness pins to check checkpoints. It holds nothing
+// secret, so it needs no token.
+func (s *Server) logKey(w http.ResponseWriter, r *http.Request) error {
+	vkey, err := s.svc.VerifierKey()
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=300")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, vkey+"\n")
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/custody-mem/custody/tlog"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // TestLogProofsVerify fetches a checkpoint, entries and proofs over HTTP and
@@ -107,4 +108,36 @@ func unb64(t *testing.T, ss []string) [][]byte {
 		out[i] = b
 	}
 	return out
+}
+
+// TestLogKeyIsPublished: the verifier key is served without a token as one
+// C2SP vkey line, and it verifies the checkpoint a principal fetches; a
+// key of another log does not.
+func TestLogKeyIsPublished(t *testing.T) {
+	e := newEnv(t, Options{})
+	alice := e.principal("acme", "alice", []string{"user"})
+	want(t, e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "n", Class: "episode", Body: "an entry", Channel: "user"}), 201, "")
+	r := e.do("", "GET", "/v1/log/key", nil)
+	want(t, r, 200, "")
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Fatalf("key Content-Type %q", ct)
+	}
+	vkey := strings.TrimSpace(string(r.body))
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatalf("GET /v1/log/key = %q: not a signed-note verifier key: %v", r.body, err)
+	}
+	cp := e.do(alice, "GET", "/v1/log/checkpoint", nil)
+	want(t, cp, 200, "")
+	if _, err := note.Open(cp.body, note.VerifierList(v)); err != nil {
+		t.Fatalf("the published key does not verify the checkpoint: %v", err)
+	}
+	_, other, err := note.GenerateKey(nil, strings.SplitN(vkey, "+", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, _ := note.NewVerifier(other)
+	if _, err := note.Open(cp.body, note.VerifierList(ov)); err == nil {
+		t.Fatal("another key with the same origin verifies the checkpoint")
+	}
 }

@@ -119,6 +119,8 @@ func (s *Server) table() []route {
 		{method: "POST", path: "/v1/gate/confirm", summary: "The owner confirms an exact action once", tag: "gate",
 			request: GateConfirmRequest{}, status: 200, response: GateConfirmResponse{}, errors: []int{403}, handler: s.gateConfirm},
 
+		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey), served without a token", tag: "log", public: true,
+			status: 200, contentType: "text/plain", handler: s.logKey},
 		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the audit log", tag: "log",
 			query: []param{subjectParam}, status: 200, contentType: "text/plain", handler: s.checkpoint},
 		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf", tag: "log",

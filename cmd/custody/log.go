@@ -17,12 +17,16 @@ import (
 func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
-		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
-			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n\n"+
-			"Run 'custody log checkpoint -h' for its flags.\n")
+		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n"+
+			"       custody log key [--db FILE | --postgres DSN]\n\n"+
+			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n"+
+			"  key         print the checkpoint verifier key (of a running server, or of a store's key file with --db)\n\n"+
+			"Run 'custody log checkpoint -h' or 'custody log key -h' for their flags.\n")
 		return flag.ErrHelp
+	case len(args) > 0 && args[0] == "key":
+		return runLogKey(ctx, args[1:], stdout, stderr)
 	case len(args) == 0 || args[0] != "checkpoint":
-		return usageError{"the only subcommand is 'checkpoint': custody log checkpoint [--pin FILE --verifier KEY]"}
+		return usageError{"the subcommands are 'checkpoint' and 'key': custody log checkpoint [--pin FILE --verifier KEY], custody log key"}
 	}
 	fs := flag.NewFlagSet("log checkpoint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -127,4 +131,55 @@ func writePin(path string, note []byte) error {
 		return fmt.Errorf("saving the pin: %w", err)
 	}
 	return nil
+}
+
+// runLogKey prints the checkpoint verifier key: of the store named by
+// --db or --postgres (from its server key file), or else of the running
+// server at --url (GET /v1/log/key, which needs no token).
+func runLogKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("log key", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	existingStore(fs)
+	cf := registerClientFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: custody log key [--url URL | --db FILE | --postgres DSN]\n\n"+
+			"Prints the verifier key of the log's signed checkpoints (a C2SP signed-note vkey:\n"+
+			"origin+hash+base64 key). With --db or --postgres it is read from the store's server key\n"+
+			"file; otherwise it is fetched from the server at --url, no token needed. Pin the key from\n"+
+			"a source you trust (the store's own files, the operator), not from the server you check.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	offline := false
+	fs.Visit(func(f *flag.Flag) { offline = offline || f.Name == "db" || f.Name == "postgres" || f.Name == "key" })
+	offline = offline || sf.postgres != ""
+	if !offline {
+		key, err := client.New(cf.url, "").LogKey(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, key)
+		return err
+	}
+	if err := requireStore(sf); err != nil {
+		return err
+	}
+	svc, st, err := sf.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	key, err := svc.VerifierKey()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, key)
+	return err
 }

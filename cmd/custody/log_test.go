@@ -16,6 +16,7 @@ import (
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // serveDir serves the SQLite store dir/c.db (key dir/c.db.key, as the
@@ -97,5 +98,46 @@ func TestLogCheckpointPin(t *testing.T) {
 	}
 	if now, err := os.ReadFile(pinFile); err != nil || string(now) != string(pinned) {
 		t.Errorf("the pin file changed on an inconsistent log (%v)", err)
+	}
+}
+
+// custody log key prints the same verifier key from a running server
+// (without a token) and from the store's key file, and that key verifies
+// the server's checkpoint; a store that does not exist is refused and not
+// created.
+func TestLogKey(t *testing.T) {
+	dir := t.TempDir()
+	svc, stop := serveDir(t, dir)
+	defer stop()
+	want, err := svc.VerifierKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CUSTODY_TOKEN", "")
+	fromServer, _, err := run(t, "", runLog, "key")
+	if err != nil || strings.TrimSpace(fromServer) != want {
+		t.Fatalf("log key from the server = %q, %v; want %q", fromServer, err, want)
+	}
+	fromStore, _, err := run(t, "", runLog, "key", "--db", filepath.Join(dir, "c.db"))
+	if err != nil || strings.TrimSpace(fromStore) != want {
+		t.Fatalf("log key --db = %q, %v; want %q", fromStore, err, want)
+	}
+	cp, err := svc.Checkpoint(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(strings.TrimSpace(fromServer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := note.Open(cp, note.VerifierList(v)); err != nil {
+		t.Fatalf("the printed key does not verify the checkpoint: %v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if _, _, err := run(t, "", runLog, "key", "--db", missing); err == nil || !strings.Contains(err.Error(), "no store") {
+		t.Fatalf("log key on a missing store: %v; want a refusal", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("log key created %s", missing)
 	}
 }

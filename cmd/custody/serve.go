@@ -178,7 +178,7 @@ Create a principal and make a first call (in another terminal):
     -d '{"namespace":"prefs","key":"tone","class":"preference","body":"short answers","channel":"user"}'
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/search -d '{"query":"answers"}'
 
-API description: %[1]s/v1/openapi.json · metrics: %[1]s/metrics · stop with Ctrl-C
+API description: %[1]s/v1/openapi.json · review console: %[1]s/console/ · metrics: %[1]s/metrics · stop with Ctrl-C
 Checkpoint verifier key (pin the log with custody log checkpoint --pin FILE --verifier KEY):
   %[4]s
 

@@ -177,13 +177,20 @@
       out.replaceChildren(el('p', { class: 'error', text: 'The checkpoint could not be read: ' + errText(e) }));
       return;
     }
+    let vkey = '';
+    try {
+      vkey = (await api('GET', '/v1/log/key')).trim();
+    } catch (e) {
+      vkey = 'not available: ' + errText(e);
+    }
     const [body, sigs = ''] = text.split('\n\n');
     const [origin, size, root] = body.split('\n');
     const signers = sigs.split('\n').filter((s) => s.startsWith('— ')).map((s) => s.slice(2).split(' ')[0]);
     out.replaceChildren(
       facts([['Origin', origin], ['Tree size', size], ['Root hash', root], ['Signed by', signers.join(', ')]]),
       el('h3', { text: 'Signed checkpoint' }), el('pre', { class: 'checkpoint', text }),
-      el('p', { text: 'The API has no route for the verifier key or for the outcome of the last verify: the verifier key is the one custody serve prints at start; check this checkpoint with custody log checkpoint --pin FILE --verifier KEY, and the whole store with custody verify.' }));
+      el('h3', { text: 'Verifier key' }), el('pre', { class: 'vkey', text: vkey }),
+      el('p', { text: 'Compare this key with the one custody serve printed at start (or custody log key --db on the store) before you pin it: custody log checkpoint --pin FILE --verifier KEY holds the server to the checkpoints you saw. The API does not report the outcome of the last verify; run custody verify on the store.' }));
   }
 
   window.custodyStory = story;
