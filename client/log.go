@@ -1,12 +1,12 @@
 package client
 
 import (
-	"strings"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/tlog"
