@@ -27,6 +27,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,6 +72,10 @@ type Options struct {
 	// httpapi.PrincipalFrom when mounted with httpapi.Server.Mount). When it
 	// returns nil, HTTPHandler authenticates the token itself.
 	Principal func(context.Context) *custody.Principal
+	// Gateway, if set, lists its upstream tools beside the memory tools,
+	// with the gate in front of every call and every result observed in
+	// the session (gateway.go). The server does not close it.
+	Gateway *gateway.Gateway
 }
 
 // Server builds the MCP servers that carry custody's tools.
@@ -116,6 +121,7 @@ type session struct {
 	id      string // the custody session id
 	subject string
 	userID  string // principal and subject, for HTTP session binding; "" off HTTP
+	gw      gatewayState
 }
 
 // Open opens a custody session through b and returns the MCP server that
@@ -127,6 +133,9 @@ func (s *Server) Open(ctx context.Context, b Backend) (*mcp.Server, *custody.Ses
 
 func (s *Server) open(ctx context.Context, b Backend, userID string) (*mcp.Server, *custody.Session, error) {
 	if err := custody.ValidChannel(s.opts.Channel); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkGateway(b); err != nil {
 		return nil, nil, err
 	}
 	cs, err := b.OpenSession(ctx)
@@ -156,6 +165,7 @@ func (s *Server) mcpServer(ss *session) *mcp.Server {
 	})
 	srv.AddReceivingMiddleware(s.tools.rejectUnknownArguments, s.tools.plainArguments) // errors.go
 	ss.addTools(srv)
+	ss.addUpstreamTools(srv) // gateway.go
 	return srv
 }
 

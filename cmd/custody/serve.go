@@ -36,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	interval := fs.Duration("checkpoint-interval", DefaultCheckpointInterval, "sign a checkpoint at least this often when the log grew")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
+	gw := fs.String("gateway", "", gatewayUsage)
 	var cf connFlags
 	cf.register(fs)
 	fs.Usage = func() {
@@ -67,7 +68,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
 	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit}))
-	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
+	g, err := startGateway(ctx, *gw, logger, stderr)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		defer g.Close()
+	}
+	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom, Gateway: g})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
