@@ -172,7 +172,7 @@ func (u *Upstream) validate() error {
 	if err := custody.ValidChannel(u.Channel); err != nil {
 		return fmt.Errorf("channel: %w", err)
 	}
-	if custody.ChannelAuthority(u.Channel) != custody.AuthorityExternal {
+	if custody.ChannelKind(u.Channel) != "tool" {
 		return fmt.Errorf("channel %q: an upstream's results are content from outside the user's control; use a tool:<name> channel", u.Channel)
 	}
 	switch {

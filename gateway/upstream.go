@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,7 +80,7 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 
 // lost reports whether err ended session cs, and forgets cs if so.
 func (u *upstream) lost(cs *mcp.ClientSession, err error) bool {
-	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, mcp.ErrSessionMissing) {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, mcp.ErrSessionMissing) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return false
 	}
 	u.mu.Lock()
