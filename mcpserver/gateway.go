@@ -125,6 +125,33 @@ func (s *Server) checkGateway(b Backend) error {
 type gatewayState struct {
 	mu            sync.Mutex
 	justification map[string][]string
+	asked         map[string]string // request state → action digest of a pending question
+}
+
+// maxAsked bounds the unanswered questions a session keeps.
+const maxAsked = 16
+
+// ask remembers a question about the call of digest and returns the
+// request state its answer must echo.
+func (g *gatewayState) ask(digest string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.asked == nil || len(g.asked) >= maxAsked {
+		g.asked = map[string]string{}
+	}
+	state := callID() + callID()
+	g.asked[state] = digest
+	return state
+}
+
+// answered reports whether state names a pending question about the call
+// of digest, and forgets it.
+func (g *gatewayState) answered(state, digest string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want, ok := g.asked[state]
+	delete(g.asked, state)
+	return ok && want == digest
 }
 
 func (g *gatewayState) setJustification(action string, ids []string) {
@@ -175,8 +202,9 @@ func (ss *session) upstreamCall(t gateway.Tool) mcp.ToolHandler {
 			return nil, ss.toolError(ctx, t.Name, err)
 		}
 		if d.Decision == custody.GateConfirm {
-			if d, err = ss.confirm(ctx, req, bd, t, in, d); err != nil {
-				return nil, err
+			var ask *mcp.CallToolResult
+			if d, ask, err = ss.confirm(ctx, req, bd, t, in, d); err != nil || ask != nil {
+				return ask, err
 			}
 		}
 		if d.Decision != custody.GateAllow {
@@ -210,30 +238,49 @@ func (ss *session) upstreamCall(t gateway.Tool) mcp.ToolHandler {
 	}
 }
 
-// confirm puts a confirm decision to the user. It returns the decision the
-// call goes on with: allow once the user said yes and the gate agreed.
-func (ss *session) confirm(ctx context.Context, req *mcp.CallToolRequest, bd Boundary, t gateway.Tool, in custody.GateInput, d *custody.GateDecision) (*custody.GateDecision, error) {
+// confirmInput names the elicitation of a confirmation among a call's
+// input requests.
+const confirmInput = "custody_confirm"
+
+// confirm puts a confirm decision to the user, as an elicitation the call
+// asks for (an input request: the SDK sends it to a client of an older
+// protocol and calls again with the answer; a newer client answers and
+// calls again itself). It returns the decision the call goes on with, or
+// the result that asks.
+//
+// An answer counts only on the call that echoes the request state of a
+// question this session asked about this exact action and arguments, and
+// only once; yes is the owner's confirmation (logged), after which the
+// gate is asked again.
+func (ss *session) confirm(ctx context.Context, req *mcp.CallToolRequest, bd Boundary, t gateway.Tool, in custody.GateInput, d *custody.GateDecision) (*custody.GateDecision, *mcp.CallToolResult, error) {
 	deny := func(why string) *custody.GateDecision {
 		return &custody.GateDecision{Decision: custody.GateDeny, Reasons: append(slices.Clone(d.Reasons), why), Offending: d.Offending, LogIndex: d.LogIndex}
 	}
+	digest := custody.ActionDigest(in.Action, in.Args)
+	if ans, ok := req.Params.InputResponses[confirmInput]; ok {
+		if !ss.gw.answered(req.Params.RequestState, digest) {
+			return deny("the confirmation does not answer a question this session asked about this exact call"), nil, nil
+		}
+		r, _ := ans.(*mcp.ElicitResult)
+		if r == nil || r.Action != "accept" || r.Content["confirm"] != true {
+			return deny("the user did not confirm it"), nil, nil
+		}
+		if err := bd.ConfirmAction(ctx, in.Action, in.Args); err != nil {
+			return nil, nil, ss.toolError(ctx, t.Name, err)
+		}
+		d, err := ss.b.Gate(ctx, in)
+		return d, nil, err
+	}
 	ip := req.Session.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return deny("this action needs the user's confirmation and this MCP client cannot ask the user (it does not support elicitation)"), nil
+		return deny("this action needs the user's confirmation and this MCP client cannot ask the user (it does not support elicitation)"), nil, nil
 	}
 	args, _ := json.Marshal(in.Args)
 	msg := fmt.Sprintf("Allow %s to run %s with %s?\ncustody asks because: %s", t.Upstream, t.Remote.Name, args, strings.Join(d.Reasons, "; "))
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: confirmSchema})
-	if err != nil {
-		ss.srv.log.WarnContext(ctx, "gateway: asking the user to confirm", "tool", t.Name, "err", err)
-		return deny(fmt.Sprintf("the user could not be asked to confirm (%v)", err)), nil
-	}
-	if res.Action != "accept" || res.Content["confirm"] != true {
-		return deny("the user did not confirm it"), nil
-	}
-	if err := bd.ConfirmAction(ctx, in.Action, in.Args); err != nil {
-		return nil, ss.toolError(ctx, t.Name, err)
-	}
-	return ss.b.Gate(ctx, in)
+	return nil, &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{confirmInput: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: confirmSchema}},
+		RequestState:  ss.gw.ask(digest),
+	}, nil
 }
 
 var confirmSchema = map[string]any{
