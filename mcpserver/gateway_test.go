@@ -296,3 +296,54 @@ func TestGatewayNeedsTheUpstreamChannel(t *testing.T) {
 		t.Fatalf("the twin, registered with tool:api: %v", err)
 	}
 }
+
+// TestGatewayOverStreamableHTTP: /mcp fronts the upstreams too; a
+// credential without the upstream's channel cannot open a session there.
+func TestGatewayOverStreamableHTTP(t *testing.T) {
+	f := newBankFixture(t)
+	_, harnessToken := f.principal(t, "acme", "web-harness", []string{"agent"}, []string{"agent", "tool:api"})
+	_, bareToken := f.principal(t, "acme", "web-bare", []string{"agent"}, []string{"agent"})
+	ts := httptest.NewServer(f.srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(f.srv.Close)
+	connect := func(token string) (*mcp.ClientSession, error) {
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1, HTTPClient: &http.Client{
+			Transport: &bearerTransport{token: token, headers: map[string]string{mcpserver.SubjectHeader: "alice"}}}}
+		return mcp.NewClient(&mcp.Implementation{Name: "web-host", Version: "1"}, nil).Connect(f.ctx, tr, nil)
+	}
+	if cs, err := connect(bareToken); err == nil {
+		cs.Close()
+		t.Fatal("a credential without channel tool:api opened a gateway session")
+	}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+bareToken)
+	req.Header.Set(mcpserver.SubjectHeader, "alice")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "--channel tool:api") {
+		t.Errorf("initialize without the channel: %d %s", resp.StatusCode, body)
+	}
+	cs, err := connect(harnessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "bank_get_transactions", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_transactions over HTTP: %v %v", err, res)
+	}
+	res, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "bank_send_money", Arguments: map[string]any{"recipient": bankmcp.AttackerAccount, "amount": 1200}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "denied by custody") {
+		t.Fatalf("payment to an account read in a transaction: %v %q", err, text(res))
+	}
+	if n := len(f.bank.Calls("send_money")); n != 0 {
+		t.Fatalf("the bank received %d payments", n)
+	}
+}
