@@ -20,9 +20,10 @@ import (
 // streamable HTTP), with alice (a user) and the harness that acts for her.
 type bankFixture struct {
 	*fixture
-	bank    *bankmcp.Recorder
-	alice   *custody.Caller
-	harness *custody.Caller
+	upstream *httptest.Server
+	bank     *bankmcp.Recorder
+	alice    *custody.Caller
+	harness  *custody.Caller
 }
 
 func newBankFixture(t *testing.T) *bankFixture {
@@ -45,7 +46,7 @@ func newBankFixture(t *testing.T) *bankFixture {
 	f := newFixture(t, mcpserver.Options{Gateway: g, Logger: quiet})
 	alice, _ := f.principal(t, "acme", "alice", []string{"user"}, nil)
 	harness, _ := f.principal(t, "acme", "harness", []string{"agent"}, []string{"agent", "tool:api"})
-	return &bankFixture{fixture: f, bank: rec, alice: f.act(t, alice, ""), harness: f.act(t, harness, "alice")}
+	return &bankFixture{fixture: f, upstream: ts, bank: rec, alice: f.act(t, alice, ""), harness: f.act(t, harness, "alice")}
 }
 
 // session opens an MCP session of the harness for alice; answer, if not
@@ -345,5 +346,25 @@ func TestGatewayOverStreamableHTTP(t *testing.T) {
 	}
 	if n := len(f.bank.Calls("send_money")); n != 0 {
 		t.Fatalf("the bank received %d payments", n)
+	}
+}
+
+// TestGatewaySurvivesAnUpstreamThatIsGone: a call to an upstream that has
+// stopped is a tool error saying so, nothing is observed, and the session
+// goes on serving memory.
+func TestGatewaySurvivesAnUpstreamThatIsGone(t *testing.T) {
+	f := newBankFixture(t)
+	cl := f.session(t, nil)
+	f.upstream.CloseClientConnections()
+	f.upstream.Close()
+	msg := cl.fails("bank_get_transactions", map[string]any{})
+	if !strings.Contains(msg, "upstream bank") {
+		t.Errorf("error %q does not name the upstream", msg)
+	}
+	// Nothing came back, so nothing was observed: a write stays agent.
+	out, _ := ok[mcpserver.RememberOutput](cl, mcpserver.ToolRemember, map[string]any{
+		"namespace": "prefs", "class": "preference", "body": "tea, not coffee"})
+	if !out.Admitted || out.Authority != "agent" {
+		t.Errorf("remember after a failed upstream call: %+v", out)
 	}
 }
