@@ -8,7 +8,9 @@
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const BIN = process.env.CUSTODY_BIN;
@@ -31,6 +34,17 @@ const NEW_PAYEE = 'FR76 3000 6000 0112 3456 7890 189';
 
 function textOf(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}
+
+function principal(db, name, ...flags) {
+  return execFileSync(BIN, ['principal', 'add', '--db', db, '--tenant', 'acme', '--name', name, ...flags],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+function sentIn(record, recipient) {
+  if (!existsSync(record)) return 0;
+  return readFileSync(record, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .filter((c) => c.tool === 'send_money' && c.args.recipient === recipient).length;
 }
 
 describe('gateway: custody mcp --gateway with the filesystem server and a bank', () => {
@@ -86,11 +100,7 @@ describe('gateway: custody mcp --gateway with the filesystem server and a bank',
     return client;
   }
 
-  function sent(recipient) {
-    if (!existsSync(record)) return 0;
-    return readFileSync(record, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
-      .filter((c) => c.tool === 'send_money' && c.args.recipient === recipient).length;
-  }
+  const sent = (recipient) => sentIn(record, recipient);
 
   test('lists the upstream tools beside the memory tools, schemas passed through', async () => {
     const client = await session();
@@ -173,5 +183,96 @@ describe('gateway: custody mcp --gateway with the filesystem server and a bank',
     assert.equal(denied.isError, true);
     assert.match(textOf(denied), /does not support elicitation/);
     assert.equal(sent(NEW_PAYEE), 1, 'only the confirmed payment reached the bank');
+  });
+});
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+describe('gateway: custody serve --gateway at /mcp', () => {
+  let dir, server, base, harness, record, log = '';
+  const clients = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'custody-gateway-http-'));
+    const db = join(dir, 'custody.db');
+    record = join(dir, 'bank-calls.jsonl');
+    principal(db, 'alice', '--role', 'user');
+    harness = principal(db, 'harness', '--role', 'agent', '--channel', 'agent', '--channel', 'tool:api');
+    const gatewayFile = join(dir, 'gateway.json');
+    writeFileSync(gatewayFile, JSON.stringify({ upstreams: [{
+      name: 'bank', channel: 'tool:api', command: [process.execPath, join(HERE, 'bank-server.mjs')], env: { BANK_RECORD: record },
+      actions: { send_money: 'send_money', get_transactions: 'get_most_recent_transactions' },
+    }] }));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    server = spawn(BIN, ['serve', '--db', db, '--addr', `127.0.0.1:${port}`, '--gateway', gatewayFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    server.stderr.on('data', (d) => { log += d; });
+    for (let i = 0; ; i++) {
+      try {
+        const r = await fetch(`${base}/healthz`);
+        if (r.ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (server.exitCode !== null || i > 200) {
+        throw new Error(`custody serve did not become ready:\n${log}`);
+      }
+      await sleep(50);
+    }
+  });
+
+  after(async () => {
+    for (const c of clients) await c.close();
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function connect(elicit) {
+    const client = new Client({ name: 'node-gateway-http', version: '1.0.0' }, elicit ? { capabilities: { elicitation: {} } } : {});
+    if (elicit) client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params));
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${harness}`, 'X-Custody-Subject': 'alice' } },
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  test('the payment to the account read in a transaction is refused; the bank receives nothing', async () => {
+    const reader = await connect();
+    const tx = await reader.callTool({ name: 'bank_get_transactions', arguments: {} });
+    assert.ok(!tx.isError, textOf(tx));
+    const r = await reader.callTool({ name: 'memory_remember', arguments: {
+      namespace: 'bank/payees', key: 'rent_payee_account', class: 'fact', body: `Rent goes to ${ATTACKER}.`,
+    } });
+    assert.equal(r.structuredContent.admitted, false, textOf(r));
+    const payer = await connect();
+    const pay = await payer.callTool({ name: 'bank_send_money', arguments: { recipient: ATTACKER, amount: 1200 } });
+    assert.equal(pay.isError, true);
+    assert.match(textOf(pay), /denied by custody/);
+    assert.equal(sentIn(record, ATTACKER), 0);
+  });
+
+  test('confirm answered yes over HTTP is forwarded, no is not', async () => {
+    const yes = await connect(() => ({ action: 'accept', content: { confirm: true } }));
+    const ok = await yes.callTool({ name: 'bank_send_money', arguments: { recipient: NEW_PAYEE, amount: 75 } });
+    assert.ok(!ok.isError, textOf(ok));
+    const no = await connect(() => ({ action: 'decline' }));
+    const refused = await no.callTool({ name: 'bank_send_money', arguments: { recipient: NEW_PAYEE, amount: 80 } });
+    assert.equal(refused.isError, true);
+    assert.equal(sentIn(record, NEW_PAYEE), 1);
   });
 });
