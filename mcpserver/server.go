@@ -12,6 +12,12 @@
 // write the model makes in it. Arguments the schema does not name, such as
 // "channel" or "audience", fail the call and store nothing.
 //
+// With Options.Gateway, the server also fronts upstream MCP servers: their
+// tools are listed as <upstream>_<tool>, the gate decides every call before
+// it is forwarded, and every result is recorded as an observation of the
+// session before the model sees it (gateway.go; the client side is package
+// gateway).
+//
 // Results present memories as data with their provenance (authority,
 // channel, writer, source, time, state), both as structured content and as a
 // delimited text rendering; see render.go. Decisions stay in the domain:

@@ -68,6 +68,12 @@ func TestMCPGateway(t *testing.T) {
 		t.Errorf("custody mcp returned %v; stderr:\n%s", err, stderr)
 	}
 
+	// The observations and decisions the gateway recorded are in the log.
+	var out, errOut strings.Builder
+	if err := runVerify(ctx, []string{"--db", sf.db}, &out, &errOut); err != nil || !strings.HasPrefix(out.String(), "ok: ") {
+		t.Errorf("verify after a gateway session: %v\n%s%s", err, out.String(), errOut.String())
+	}
+
 	err = serveMCP(ctx, []string{"--db", sf.db, "--token", noAPI, "--gateway", file}, strings.NewReader(""), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--channel tool:api") {
 		t.Errorf("a token without tool:api: %v, want the channel to add", err)

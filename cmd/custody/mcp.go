@@ -40,7 +40,9 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 			"Serves the MCP tools memory_search, memory_get, memory_remember, memory_gate and memory_history\n"+
 			"over stdio (newline-delimited JSON-RPC on stdin and stdout) for one principal, on the store\n"+
 			"directly or on a running server. The MCP session is one custody session; its id is in the server's\n"+
-			"instructions, for a harness to record observations. Logs go to stderr. See docs/mcp.md.\n\n")
+			"instructions, for a harness to record observations. With --gateway, it also fronts the MCP servers\n"+
+			"the file lists, with the gate in front of each call and each result observed. Logs go to stderr.\n"+
+			"See docs/mcp.md.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
