@@ -84,10 +84,13 @@ func (u *upstream) lost(cs *mcp.ClientSession, err error) bool {
 		return false
 	}
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.cs == cs {
+	mine := u.cs == cs
+	if mine {
 		u.cs = nil
-		go cs.Close()
+	}
+	u.mu.Unlock()
+	if mine {
+		cs.Close() // its watcher ends with it
 	}
 	return true
 }

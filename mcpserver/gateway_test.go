@@ -368,3 +368,35 @@ func TestGatewaySurvivesAnUpstreamThatIsGone(t *testing.T) {
 		t.Errorf("remember after a failed upstream call: %+v", out)
 	}
 }
+
+// TestGatewayUsesTheJustificationOfMemoryGate: the memories the model
+// cited in its memory_gate call for an action justify the upstream call of
+// that action; citing a held memory refuses the call, and the twin, citing
+// the user's own memory, forwards it.
+func TestGatewayUsesTheJustificationOfMemoryGate(t *testing.T) {
+	f := newBankFixture(t)
+	s1 := f.session(t, nil)
+	s1.call("bank_get_transactions", map[string]any{})
+	held, _ := ok[mcpserver.RememberOutput](s1, mcpserver.ToolRemember, map[string]any{
+		"namespace": "notes", "class": "fact", "body": "the landlord wants the rent early"})
+	own, err := f.svc.Remember(f.ctx, f.alice, custody.Candidate{Namespace: "bank/payees", Key: "own_account", Class: custody.ClassFact,
+		Body: "My own account is " + bankmcp.UserAccount, Channel: custody.ChannelUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"recipient": bankmcp.UserAccount, "amount": 20}
+	for _, tc := range []struct {
+		cite string
+		sent int
+	}{{held.ID, 0}, {own.ID, 1}} {
+		cl := f.session(t, nil)
+		ok[mcpserver.GateOutput](cl, mcpserver.ToolGate, map[string]any{"action": "send_money", "args": args, "justification": []string{tc.cite}})
+		res := cl.call("bank_send_money", args)
+		if got := f.sent(bankmcp.UserAccount); got != tc.sent {
+			t.Fatalf("citing %s: the bank has %d payments, want %d (%q)", tc.cite, got, tc.sent, text(res))
+		}
+		if tc.sent == 0 && !strings.Contains(text(res), "memory "+tc.cite+" is not an eligible memory") {
+			t.Errorf("the refusal does not name the cited memory: %q", text(res))
+		}
+	}
+}
