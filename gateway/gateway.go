@@ -226,9 +226,14 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	u.over.Store(false)
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.Remote.Name, Arguments: args})
 	switch {
 	case err == nil:
+	case u.over.Load():
+		u.lost(cs, mcp.ErrConnectionClosed)
+		return nil, fail(err, "upstream %s answered %s with more than %d bytes, more than the gateway reads; none of it is shown and the connection was closed. Ask for less (a narrower query, a page, a smaller file)",
+			t.Upstream, t.Remote.Name, messageLimit(g.cfg))
 	case ctx.Err() != nil:
 		return nil, fail(err, "the call of %s was cancelled", name)
 	case cctx.Err() != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -200,5 +201,33 @@ func TestHTTPUpstreamGetsItsHeaders(t *testing.T) {
 	u.Headers = nil
 	if _, err := gateway.Start(context.Background(), &gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Options{}); err == nil {
 		t.Fatal("an upstream that refuses the gateway started")
+	}
+}
+
+// TestHTTPUpstreamHugeAnswerIsBounded: an HTTP upstream's answer is read
+// only up to a bound; over the result limit the error is plain, far over
+// it the read stops. The gateway then serves the next call.
+func TestHTTPUpstreamHugeAnswerIsBounded(t *testing.T) {
+	rec := &bankmcp.Recorder{}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.NewFaulty(rec) }, nil))
+	t.Cleanup(ts.Close)
+	u := gateway.Upstream{Name: "bank", Channel: "tool:api", URL: ts.URL}
+	g := start(t, &gateway.Config{Upstreams: []gateway.Upstream{u}, MaxResultBytes: 1000}, gateway.Options{})
+	for _, tc := range []struct {
+		bytes int
+		want  string
+	}{
+		{5000, "more than the gateway's limit of 1000 bytes"},
+		{3 << 20, "more than the gateway reads"},
+	} {
+		_, err := call(t, g, "bank_huge", fmt.Sprintf(`{"bytes": %d}`, tc.bytes))
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || !strings.Contains(ge.Msg, tc.want) {
+			t.Errorf("huge %d: %v, want %q", tc.bytes, err, tc.want)
+		}
+		res, err := call(t, g, "bank_huge", `{"bytes": 100}`)
+		if err != nil || len(gateway.Text(res)) != 100 {
+			t.Fatalf("the call after a huge answer: %v", err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,10 @@ type upstream struct {
 	cfg     *Upstream
 	timeout time.Duration
 	client  *mcp.Client
+
+	// over is set when an HTTP answer of the upstream was cut at
+	// messageLimit, which fails its session.
+	over atomic.Bool
 
 	mu     sync.Mutex
 	cs     *mcp.ClientSession
@@ -102,7 +107,7 @@ func (u *upstream) transport() mcp.Transport {
 			base = &http.Client{}
 		}
 		hc := *base
-		hc.Transport = headerTransport{base: base.Transport, headers: u.cfg.Headers}
+		hc.Transport = headerTransport{base: base.Transport, headers: u.cfg.Headers, limit: messageLimit(u.g.cfg), over: &u.over}
 		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &hc, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
@@ -131,23 +136,58 @@ func (u *upstream) close() error {
 	return err
 }
 
-// headerTransport adds the configured headers to every request.
+// messageLimit bounds what the gateway reads of one answer of an HTTP
+// upstream (a POST's body), so that a huge answer cannot exhaust memory;
+// an answer under it that holds a result over the result limit gets the
+// plainer error of Gateway.Call. Stdio messages are bounded by the SDK's
+// line limit (mcp.DefaultMaxLineLength).
+func messageLimit(c *Config) int64 { return 4*int64(c.maxResult()) + 1<<20 }
+
+// headerTransport adds the configured headers to every request and bounds
+// the bodies of the answers to POSTs.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	limit   int64
+	over    *atomic.Bool
 }
+
+// limitedBody fails a read past its limit and reports it.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	over *atomic.Bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.over.Store(true)
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+var errTooLarge = errors.New("the upstream's answer is larger than the gateway reads")
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if len(t.headers) == 0 {
-		return base.RoundTrip(r)
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
 	}
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
+	resp, err := base.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && t.limit > 0 {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.limit, over: t.over}
 	}
-	return base.RoundTrip(r)
+	return resp, err
 }

@@ -129,14 +129,26 @@ func New(r *Recorder) *mcp.Server {
 	return srv
 }
 
-// addMisbehaving adds the tools that fail in the ways an upstream can.
-func addMisbehaving(srv *mcp.Server, r *Recorder) {
+// NewFaulty is New with the tools that misbehave in process: hang (until
+// the call is cancelled) and huge (an answer of the size asked).
+func NewFaulty(r *Recorder) *mcp.Server {
+	srv := New(r)
+	addMisbehaving(srv, r)
+	return srv
+}
+
+// addCrash adds a tool that ends the process: for a bank of its own.
+func addCrash(srv *mcp.Server, r *Recorder) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "Exit the server process."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, any, error) {
 			r.add(Call{Tool: "crash"})
 			os.Exit(3)
 			return nil, nil, nil
 		})
+}
+
+// addMisbehaving adds the tools that fail in the ways an upstream can.
+func addMisbehaving(srv *mcp.Server, r *Recorder) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "Never answer."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ Empty) (*mcp.CallToolResult, any, error) {
 			r.add(Call{Tool: "hang"})
@@ -168,8 +180,8 @@ func Main() {
 	r := &Recorder{File: os.Getenv(RecordEnv)}
 	switch mode {
 	case "bank":
-		srv := New(r)
-		addMisbehaving(srv, r)
+		srv := NewFaulty(r)
+		addCrash(srv, r)
 		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "bank:", err)
 		}
