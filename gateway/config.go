@@ -18,6 +18,9 @@ import (
 const (
 	// DefaultTimeout bounds one upstream call, and connecting to an upstream.
 	DefaultTimeout = 60 * time.Second
+	// DefaultStartTimeout bounds starting an upstream and listing its tools
+	// when the gateway starts, unless the call timeout is longer.
+	DefaultStartTimeout = 30 * time.Second
 	// DefaultMaxResultBytes bounds the size of one upstream result (its
 	// content as JSON). It is custody's default body limit, since the
 	// result is recorded whole as an observation.

@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 
 // list connects u and adds its tools.
 func (g *Gateway) list(ctx context.Context, u *upstream) error {
-	lctx, cancel := context.WithTimeout(ctx, u.timeout)
+	lctx, cancel := context.WithTimeout(ctx, max(u.timeout, DefaultStartTimeout))
 	defer cancel()
 	cs, err := u.session(lctx)
 	if err != nil {

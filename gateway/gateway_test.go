@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/custody-mem/custody/gateway"
 	"github.com/custody-mem/custody/internal/bankmcp"
@@ -117,11 +118,11 @@ func TestStdioUpstreamThatWillNotStartIsReportedAtStart(t *testing.T) {
 
 func TestHangingUpstreamTimesOut(t *testing.T) {
 	u, _ := stdio(t, "bank", "bank")
-	u.Timeout = gateway.Duration(200e6) // 200ms: the hang never answers
+	u.Timeout = gateway.Duration(time.Second) // the hang never answers
 	g := start(t, &gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Options{})
 	_, err := call(t, g, "bank_hang", `{}`)
 	var ge *gateway.Error
-	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "did not answer hang within 200ms") {
+	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "did not answer hang within 1s") {
 		t.Fatalf("hang: %v, want a timeout error", err)
 	}
 	// The upstream still serves other calls.
