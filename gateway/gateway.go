@@ -142,6 +142,10 @@ func (g *Gateway) list(ctx context.Context, u *upstream) error {
 			g.opts.Logger.Warn("gateway: skipping an upstream tool whose input schema is not of type object", "upstream", u.cfg.Name, "tool", t.Name)
 			continue
 		}
+		if err := listable(name, t); err != nil {
+			g.opts.Logger.Warn("gateway: skipping an upstream tool that cannot be listed", "upstream", u.cfg.Name, "tool", t.Name, "err", err)
+			continue
+		}
 		for _, r := range g.opts.Reserved {
 			if r == name {
 				return fmt.Errorf("upstream %q lists tool %q, which would be listed as %s, the name of one of custody's own tools: rename the upstream in the gateway file", u.cfg.Name, t.Name, name)
@@ -173,6 +177,23 @@ func (g *Gateway) has(name string) bool {
 		}
 	}
 	return false
+}
+
+// listable reports why an MCP server would refuse to list t as name (the
+// SDK panics on what it refuses), so that one odd upstream tool is skipped
+// instead of failing every session.
+func listable(name string, t *mcp.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	c := *t
+	c.Name = name
+	mcp.NewServer(&mcp.Implementation{Name: "probe"}, nil).AddTool(&c, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, nil
+	})
+	return nil
 }
 
 func objectSchema(s any) bool {

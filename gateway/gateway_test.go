@@ -149,6 +149,14 @@ func TestHugeResultIsBounded(t *testing.T) {
 func TestMalformedResultIsAnError(t *testing.T) {
 	u, _ := stdio(t, "odd", "malformed")
 	g := start(t, &gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Options{})
+	// Tools an MCP server could not list are skipped, the others listed.
+	var names []string
+	for _, tl := range g.Tools() {
+		names = append(names, tl.Name)
+	}
+	if got, want := strings.Join(names, " "), "odd_get_balance"; got != want {
+		t.Errorf("tools = %q, want %q", got, want)
+	}
 	_, err := call(t, g, "odd_get_balance", `{}`)
 	var ge *gateway.Error
 	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "upstream odd") {

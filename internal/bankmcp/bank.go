@@ -214,7 +214,13 @@ func malformed() {
 			result = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "malformed", "version": "1"}}
 		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "get_balance", "inputSchema": map[string]any{"type": "object"}}}}
+			result = map[string]any{"tools": []any{
+				map[string]any{"name": "get_balance", "inputSchema": map[string]any{"type": "object"}},
+				// A tool an MCP server refuses to list: a header on an object.
+				map[string]any{"name": "bad_header", "inputSchema": map[string]any{"type": "object",
+					"properties": map[string]any{"x": map[string]any{"type": "object", "x-mcp-header": "X-Thing"}}}},
+				map[string]any{"name": "not_object", "inputSchema": map[string]any{"type": "string"}},
+			}}
 		case "tools/call":
 			result = map[string]any{"content": "not a list", "isError": "maybe"}
 		default:
