@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -126,6 +127,29 @@ type gatewayState struct {
 	mu            sync.Mutex
 	justification map[string][]string
 	asked         map[string]string // request state → action digest of a pending question
+	seen          map[string]bool   // memories already observed in the session
+}
+
+// firstSight reports whether the memory has not been observed in the
+// session yet, and marks it observed.
+func (g *gatewayState) firstSight(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.seen[id] {
+		return false
+	}
+	if g.seen == nil {
+		g.seen = map[string]bool{}
+	}
+	g.seen[id] = true
+	return true
+}
+
+// unsee forgets that a memory was observed, when recording it failed.
+func (g *gatewayState) unsee(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.seen, id)
 }
 
 // maxAsked bounds the unanswered questions a session keeps.
@@ -311,14 +335,15 @@ func callID() string {
 
 // observeMemories records the memories a read returned that carry
 // external authority as observations of the session: outside content is
-// now in the model's context. A backend that cannot record is skipped.
+// now in the model's context, once per memory and session. A backend that
+// cannot record is skipped.
 func (ss *session) observeMemories(ctx context.Context, ms []Memory) error {
 	bd, ok := ss.b.(Boundary)
 	if !ok {
 		return nil
 	}
 	for _, m := range ms {
-		if m.Authority != custody.AuthorityExternal.String() || m.Body == "" {
+		if m.Authority != custody.AuthorityExternal.String() || m.Body == "" || !ss.gw.firstSight(m.ID+"@"+strconv.Itoa(m.Version)) {
 			continue
 		}
 		ch := m.Channel
@@ -326,6 +351,7 @@ func (ss *session) observeMemories(ctx context.Context, ms []Memory) error {
 			ch = "tool:memory" // an agent write of a tainted session, say
 		}
 		if err := bd.Observe(ctx, ss.id, custody.ObservationInput{Channel: ch, Text: m.Body, SourceRef: "memory:" + m.ID}); err != nil {
+			ss.gw.unsee(m.ID + "@" + strconv.Itoa(m.Version))
 			return err
 		}
 	}

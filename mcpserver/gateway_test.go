@@ -276,6 +276,14 @@ func TestGatewayExternalMemoryTaintsTheSession(t *testing.T) {
 		if len(found.Items) != 1 {
 			t.Fatalf("search %q: %d items", tc.query, len(found.Items))
 		}
+		ok[mcpserver.SearchOutput](cl, mcpserver.ToolSearch, map[string]any{"query": tc.query}) // seen once, recorded once
+		obs, err := mcpserver.Local(f.svc, f.harness).Observations(f.ctx, cl.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 1, true: 0}[tc.admitted]; len(obs) != want {
+			t.Errorf("after searching %q twice: %d observations, want %d", tc.query, len(obs), want)
+		}
 		out, _ := ok[mcpserver.RememberOutput](cl, mcpserver.ToolRemember, map[string]any{
 			"namespace": "prefs", "class": "preference", "body": "meet on Fridays"})
 		if out.Admitted != tc.admitted {
