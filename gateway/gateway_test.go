@@ -240,3 +240,35 @@ func TestHTTPUpstreamHugeAnswerIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPUpstreamThatRestartsIsReconnected: an HTTP upstream that forgot
+// the session (it restarted) fails the call in flight with a plain error,
+// and the next call opens a new session.
+func TestHTTPUpstreamThatRestartsIsReconnected(t *testing.T) {
+	rec := &bankmcp.Recorder{}
+	var mu sync.Mutex
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.New(rec) }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h := handler
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	u := gateway.Upstream{Name: "bank", Channel: "tool:api", URL: ts.URL}
+	g := start(t, &gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Options{})
+	if _, err := call(t, g, "bank_get_transactions", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.New(rec) }, nil) // a restart: no sessions
+	mu.Unlock()
+	_, err := call(t, g, "bank_get_transactions", `{}`)
+	var ge *gateway.Error
+	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "upstream bank") {
+		t.Fatalf("the call on a forgotten session: %v", err)
+	}
+	if _, err := call(t, g, "bank_get_transactions", `{}`); err != nil {
+		t.Fatalf("the call after reconnecting: %v", err)
+	}
+}
