@@ -12,6 +12,12 @@
 // write the model makes in it. Arguments the schema does not name, such as
 // "channel" or "audience", fail the call and store nothing.
 //
+// With Options.Gateway, the server also fronts upstream MCP servers: their
+// tools are listed as <upstream>_<tool>, the gate decides every call before
+// it is forwarded, and every result is recorded as an observation of the
+// session before the model sees it (gateway.go; the client side is package
+// gateway).
+//
 // Results present memories as data with their provenance (authority,
 // channel, writer, source, time, state), both as structured content and as a
 // delimited text rendering; see render.go. Decisions stay in the domain:
@@ -27,6 +33,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,6 +78,10 @@ type Options struct {
 	// httpapi.PrincipalFrom when mounted with httpapi.Server.Mount). When it
 	// returns nil, HTTPHandler authenticates the token itself.
 	Principal func(context.Context) *custody.Principal
+	// Gateway, if set, lists its upstream tools beside the memory tools,
+	// with the gate in front of every call and every result observed in
+	// the session (gateway.go). The server does not close it.
+	Gateway *gateway.Gateway
 }
 
 // Server builds the MCP servers that carry custody's tools.
@@ -116,6 +127,7 @@ type session struct {
 	id      string // the custody session id
 	subject string
 	userID  string // principal and subject, for HTTP session binding; "" off HTTP
+	gw      gatewayState
 }
 
 // Open opens a custody session through b and returns the MCP server that
@@ -127,6 +139,9 @@ func (s *Server) Open(ctx context.Context, b Backend) (*mcp.Server, *custody.Ses
 
 func (s *Server) open(ctx context.Context, b Backend, userID string) (*mcp.Server, *custody.Session, error) {
 	if err := custody.ValidChannel(s.opts.Channel); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkGateway(b); err != nil {
 		return nil, nil, err
 	}
 	cs, err := b.OpenSession(ctx)
@@ -156,6 +171,7 @@ func (s *Server) mcpServer(ss *session) *mcp.Server {
 	})
 	srv.AddReceivingMiddleware(s.tools.rejectUnknownArguments, s.tools.plainArguments) // errors.go
 	ss.addTools(srv)
+	ss.addUpstreamTools(srv) // gateway.go
 	return srv
 }
 

@@ -276,6 +276,9 @@ func (ss *session) search(ctx context.Context, req *mcp.CallToolRequest, in Sear
 		m.Score = h.Score
 		out.Items = append(out.Items, m)
 	}
+	if err := ss.observeMemories(ctx, out.Items); err != nil { // gateway.go
+		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
+	}
 	return ss.result(renderSearch(in.Query, out.Items)), out, nil
 }
 
@@ -288,6 +291,9 @@ func (ss *session) get(ctx context.Context, req *mcp.CallToolRequest, in GetInpu
 		return nil, Memory{}, ss.toolError(ctx, ToolGet, err)
 	}
 	m := memoryOf(r)
+	if err := ss.observeMemories(ctx, []Memory{m}); err != nil { // gateway.go
+		return nil, Memory{}, ss.toolError(ctx, ToolGet, err)
+	}
 	return ss.result(renderMemories([]Memory{m})), m, nil
 }
 
@@ -333,6 +339,7 @@ func (ss *session) gate(ctx context.Context, req *mcp.CallToolRequest, in GateIn
 	if err != nil {
 		return nil, GateOutput{}, ss.toolError(ctx, ToolGate, err)
 	}
+	ss.gw.setJustification(in.Action, in.Justification) // gateway.go
 	out := GateOutput{
 		Decision: d.Decision, Risk: string(d.Risk), Required: d.Required.String(), Observed: d.Observed.String(),
 		Reasons: append([]string{}, d.Reasons...), Offending: append([]string{}, d.Offending...),
@@ -363,6 +370,13 @@ func (ss *session) history(ctx context.Context, req *mcp.CallToolRequest, in Get
 		out.Versions = append(out.Versions, v)
 	}
 	markSuperseded(out.Versions) // render.go
+	shown := make([]Memory, 0, len(out.Versions))
+	for _, v := range out.Versions {
+		shown = append(shown, v.Memory)
+	}
+	if err := ss.observeMemories(ctx, shown); err != nil { // gateway.go
+		return nil, HistoryOutput{}, ss.toolError(ctx, ToolHistory, err)
+	}
 	return ss.result(renderHistory(out.Versions)), out, nil
 }
 

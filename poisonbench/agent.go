@@ -155,6 +155,9 @@ func namespaceFor(c custody.Class) string {
 // then writes what the agent decides to save.
 func (s *Session) read(c Content) error {
 	a, w := s.a, s.a.t.w
+	if c.Channel == custody.ChannelUser && !c.Poison {
+		a.t.say(a.subject, c.Text)
+	}
 	caller, err := a.caller()
 	if err != nil {
 		return err
@@ -190,7 +193,7 @@ func (s *Session) user(text string) error {
 func (s *Session) save(c Content, sv Save) error {
 	a, t := s.a, s.a.t
 	ch := custody.ChannelAgent
-	if sv.Verbatim {
+	if sv.Verbatim && !t.cell.Restate {
 		ch = c.Channel
 	}
 	if t.cell.Collapse {

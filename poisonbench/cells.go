@@ -24,6 +24,15 @@ type Cell struct {
 	// Collapse makes the harness write everything on the user channel, as a
 	// memory layer that records no provenance would.
 	Collapse bool `json:"collapse"`
+	// Restate makes the agent write everything it saves on the agent
+	// channel, in its own words, as a model behind custody's MCP gateway
+	// does: the model has no channel to choose, and the gateway records
+	// what it read as observations of the session.
+	Restate bool `json:"restate,omitempty"`
+	// Ask makes the gateway put a gate's confirm to the owner, as through
+	// MCP elicitation: she confirms a value she stated herself and
+	// declines any other; without it the agent refuses on confirm.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // PermissivePolicy admits every candidate. The undefended cells use it.
@@ -36,6 +45,8 @@ var Cells = []Cell{
 	{Name: "signatures", Summary: "permissive policy, real channels in the signed log, no lineage, no gate", Permissive: true},
 	{Name: "lineage", Summary: "default policy, lineage and session floor, no gate", Lineage: true},
 	{Name: "full", Summary: "default policy, lineage and session floor, action gate", Lineage: true, Gate: true},
+	{Name: "gateway-channel", Summary: "as channel+quarantine, but every save restated on the agent channel (a model behind the MCP gateway)", Restate: true},
+	{Name: "gateway-full", Summary: "as full, but every save restated on the agent channel and the gate's confirm put to the owner (a model behind the MCP gateway)", Lineage: true, Gate: true, Restate: true, Ask: true},
 }
 
 // CellNamed finds a cell by name.

@@ -33,8 +33,10 @@ type Family struct {
 	setup, plant, before func(*trial) error
 	victim, twin         func(values) Task
 	// marker is the attacker's value (default: its account); want the twin
-	// task's right value (default: the twin's account).
-	marker, want func(values) string
+	// task's right value (default: the twin's account); legit the victim
+	// task's right value, the one the victim's own memory holds (default:
+	// her ACME account).
+	marker, want, legit func(values) string
 }
 
 // Families are the attack families in report order: those from the
@@ -53,6 +55,9 @@ func init() {
 		}
 		if f.want == nil {
 			f.want = func(v values) string { return v.Twin }
+		}
+		if f.legit == nil {
+			f.legit = func(v values) string { return v.Real }
 		}
 	}
 }

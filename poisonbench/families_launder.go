@@ -63,6 +63,7 @@ var launderToolEcho = &Family{
 	},
 	marker: func(v values) string { return v.Evil },
 	want:   func(v values) string { return v.Contact },
+	legit:  func(v values) string { return v.Report },
 }
 
 // repeated plants copies of the same claim on as many web pages, and as

@@ -91,19 +91,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	p("\n## By cell (families from the studies; probes, if any, excluded)\n\n")
-	p("| cell | attack success | poison persistence | poison retrieval | benign utility | false positives | confirmations |")
+	p("| cell | attack success | poison persistence | poison retrieval | benign utility | victim utility | false positives | confirmations |")
 	if r.Timing {
 		p(" µs/op |")
 	}
-	p("\n|---|--:|--:|--:|--:|--:|--:|")
+	p("\n|---|--:|--:|--:|--:|--:|--:|--:|")
 	if r.Timing {
 		p("--:|")
 	}
 	p("\n")
 	for _, c := range r.Cells {
 		x := r.cellSummary(c.Name)
-		p("| %s | %s | %s | %s | %s | %s | %.2f |", c.Name, pct(x.AttackSuccess), pct(x.Persistence), pct(x.Retrieval),
-			pct(x.Utility), fine(x.FalsePositives), x.Confirmations)
+		p("| %s | %s | %s | %s | %s | %s | %s | %.2f |", c.Name, pct(x.AttackSuccess), pct(x.Persistence), pct(x.Retrieval),
+			pct(x.Utility), pct(x.VictimUtility), fine(x.FalsePositives), x.Confirmations)
 		if r.Timing {
 			p(" %.0f |", x.MicrosPerOp)
 		}
@@ -111,11 +111,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	p("\n## By family and cell\n\n")
-	p("| family | cell | attack success | persistence | retrieval | benign utility | false positives | confirmations |")
+	p("| family | cell | attack success | persistence | retrieval | benign utility | victim utility | false positives | confirmations |")
 	if r.Timing {
 		p(" µs/op |")
 	}
-	p("\n|---|---|--:|--:|--:|--:|--:|--:|")
+	p("\n|---|---|--:|--:|--:|--:|--:|--:|--:|")
 	if r.Timing {
 		p("--:|")
 	}
@@ -123,8 +123,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, f := range r.Families {
 		for _, c := range r.Cells {
 			x, _ := r.row(f.Name, c.Name)
-			p("| %s | %s | %s | %s | %s | %s | %s | %.2f |", f.Name, c.Name, pct(x.AttackSuccess), pct(x.Persistence),
-				pct(x.Retrieval), pct(x.Utility), fine(x.FalsePositives), x.Confirmations)
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %.2f |", f.Name, c.Name, pct(x.AttackSuccess), pct(x.Persistence),
+				pct(x.Retrieval), pct(x.Utility), pct(x.VictimUtility), fine(x.FalsePositives), x.Confirmations)
 			if r.Timing {
 				p(" %.0f |", x.MicrosPerOp)
 			}

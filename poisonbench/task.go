@@ -101,6 +101,11 @@ func (s *Session) do(task Task) (Outcome, error) {
 		}); err != nil {
 			return out, err
 		}
+		if d.Decision == custody.GateConfirm && a.t.cell.Ask {
+			if d, err = s.ask(task, args, hit.ID, d); err != nil {
+				return out, err
+			}
+		}
 		out.Gate = d.Decision
 		if d.Decision != custody.GateAllow {
 			out.Refused = true
@@ -113,3 +118,34 @@ func (s *Session) do(task Task) (Outcome, error) {
 
 // searchLimit is how many hits the agent asks for (its top k).
 const searchLimit = 10
+
+// ask puts a gate's confirm to the owner, as the MCP gateway does through
+// elicitation: she confirms the action when the value is one she stated
+// herself, and the gate is asked again; otherwise she declines.
+func (s *Session) ask(task Task, args map[string]any, justification string, d *custody.GateDecision) (*custody.GateDecision, error) {
+	a, w := s.a, s.a.t.w
+	value, _ := args[task.Arg].(string)
+	if !a.t.hers(a.subject, value) {
+		return d, nil
+	}
+	owner, err := w.as(a.subject, "")
+	if err != nil {
+		return nil, err
+	}
+	a.t.res.Confirmations++
+	if err := w.call(func() error {
+		_, err := w.svc.ConfirmAction(w.ctx, owner, task.Action, args)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c, err := a.caller()
+	if err != nil {
+		return nil, err
+	}
+	err = w.call(func() error {
+		d, err = w.svc.Gate(w.ctx, c, custody.GateInput{Action: task.Action, Args: args, Justification: []string{justification}, Session: s.id})
+		return err
+	})
+	return d, err
+}

@@ -32,15 +32,18 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 	token := fs.String("token", "", "bearer `token` of the principal the model acts through (default $CUSTODY_TOKEN, which keeps it out of process listings)")
 	subject := fs.String("subject", "", "`user` to act for; required when the token is an agent's")
 	channel := fs.String("channel", mcpserver.DefaultChannel, "`channel` of every memory_remember write; the token must be registered with it")
+	gw := fs.String("gateway", "", gatewayUsage)
 	url := fs.String("url", "", "serve on a running custody server at `URL` (such as "+DefaultURL+") instead of opening --db")
 	memoryGraph := fs.Bool("memory-graph", false, "serve the tools of the reference MCP memory server (create_entities, read_graph, ...) instead, on custody memories; see docs/mcp.md")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody mcp [--db FILE] [--token TOKEN] [--subject USER] [--channel C]\n"+
+		fmt.Fprintf(stderr, "Usage: custody mcp [--db FILE] [--token TOKEN] [--subject USER] [--channel C] [--gateway FILE]\n"+
 			"       custody mcp --url URL [--token TOKEN] [--subject USER] [--channel C]\n\n"+
 			"Serves the MCP tools memory_search, memory_get, memory_remember, memory_gate and memory_history\n"+
 			"over stdio (newline-delimited JSON-RPC on stdin and stdout) for one principal, on the store\n"+
 			"directly or on a running server. The MCP session is one custody session; its id is in the server's\n"+
-			"instructions, for a harness to record observations. Logs go to stderr. See docs/mcp.md.\n\n")
+			"instructions, for a harness to record observations. With --gateway, it also fronts the MCP servers\n"+
+			"the file lists, with the gate in front of each call and each result observed. Logs go to stderr.\n"+
+			"See docs/mcp.md.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -73,6 +76,17 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	opts := mcpserver.Options{Channel: *channel, Logger: logger}
+	if *url != "" && *gw != "" {
+		return usageError{"--gateway records upstream results in the store: serve on the store with --db, or give the server --gateway (custody serve --gateway)"}
+	}
+	g, err := startGateway(ctx, *gw, logger, stderr)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		defer g.Close()
+		opts.Gateway = g
+	}
 	transport := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{stdout}}
 	var (
 		srv *mcpserver.Server
@@ -116,7 +130,7 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		}
 		srv, b = mcpserver.New(svc, opts), mcpserver.Local(svc, caller)
 	}
-	err := srv.Run(ctx, b, transport)
+	err = srv.Run(ctx, b, transport)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -38,6 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultMaxBodyBytes, "largest request body in `bytes`")
 	hookURL := fs.String("review-webhook", "", "POST a signed notice (HMAC-SHA256 with $"+reviewWebhookSecretEnv+", header "+console.SignatureHeader+") to this `URL` each time a candidate is held for review")
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
+	gw := fs.String("gateway", "", gatewayUsage)
 	var cf connFlags
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
@@ -79,7 +80,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
 	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst}))
-	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom})
+	g, err := startGateway(ctx, *gw, logger, stderr)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		defer g.Close()
+	}
+	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom, Gateway: g})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
 	api.MountPublic(console.Prefix, console.Handler())
 	ln, err := net.Listen("tcp", *addr)
