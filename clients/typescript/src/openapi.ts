@@ -106,6 +106,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/log/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The checkpoint verifier key (C2SP signed-note vkey), served without a token */
+        get: operations["get-v1-log-key"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/log/proof/consistency": {
         parameters: {
             query?: never;
@@ -777,6 +794,8 @@ export interface components {
             erased?: boolean;
             /** Format: date-time */
             expires_at: string | null;
+            /** Format: date-time */
+            expires_review_at: string;
             id: string;
             key: string;
             /** Format: int64 */
@@ -1048,6 +1067,27 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-log-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
             500: components["responses"]["Error"];
         };
     };
