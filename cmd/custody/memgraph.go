@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/client"
-	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/memgraph"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +28,7 @@ func serveMemoryGraphRemote(ctx context.Context, c *client.Client, subject, chan
 	if err != nil {
 		return remoteErr(err)
 	}
-	return runMemoryGraph(ctx, remoteGraph{c: c, subject: subject}, channel, sess.ID, t)
+	return runMemoryGraph(ctx, remoteGraph{remote{c: c, subject: subject}}, channel, sess.ID, t)
 }
 
 func runMemoryGraph(ctx context.Context, b memgraph.Backend, channel, session string, t mcp.Transport) error {
@@ -45,11 +43,9 @@ func runMemoryGraph(ctx context.Context, b memgraph.Backend, channel, session st
 	return err
 }
 
-// remoteGraph is the graph's backend on a running server.
-type remoteGraph struct {
-	c       *client.Client
-	subject string
-}
+// remoteGraph is the graph's backend on a running server: the MCP tools'
+// remote backend (mcp.go), which already writes, plus listing.
+type remoteGraph struct{ remote }
 
 func (r remoteGraph) List(ctx context.Context, in custody.ListInput) (*custody.Page, error) {
 	p, err := r.c.List(ctx, client.ListOptions{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Limit: in.Limit, Cursor: in.Cursor, Subject: r.subject})
@@ -57,14 +53,4 @@ func (r remoteGraph) List(ctx context.Context, in custody.ListInput) (*custody.P
 		return nil, remoteErr(err)
 	}
 	return &custody.Page{Items: p.Items, NextCursor: p.NextCursor}, nil
-}
-
-func (r remoteGraph) Remember(ctx context.Context, in custody.Candidate) (*custody.Decision, error) {
-	req := httpapi.MemoryRequest{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Body: in.Body, Channel: in.Channel,
-		Subject: r.subject, Session: in.Session, SourceRef: in.SourceRef}
-	if in.ExpiresAt != nil {
-		req.ExpiresAt = in.ExpiresAt.UTC().Format(time.RFC3339Nano)
-	}
-	d, err := r.c.Remember(ctx, req)
-	return d, remoteErr(err)
 }
