@@ -73,6 +73,16 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 // overwrite of a sensitive key becomes pending_confirmation instead: only
 // its owner's Confirm puts it in force.
 func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, error) {
+	return s.ApproveBecause(ctx, c, id, "")
+}
+
+// ApproveBecause is Approve with the reviewer's reason, kept in the
+// receipt (and so in the log) after the words that name the reviewer.
+func (s *Service) ApproveBecause(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	because := ""
+	if reason = strings.TrimSpace(reason); reason != "" {
+		because = ": " + reason
+	}
 	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
 		return nil, forbidden("approving needs the reviewer or admin role")
 	}
@@ -93,11 +103,11 @@ func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, e
 		if over {
 			return StatePendingConfirmation, &Receipt{Decision: StatePendingConfirmation, PolicyVersion: r.PolicyVersion,
 				Rules:  []string{"review-approve", "sensitive-overwrite"},
-				Reason: fmt.Sprintf("approved by reviewer %s; overwriting sensitive key %q still waits for its owner's confirmation, and the value in force stays meanwhile", c.Principal.ID(), r.Key)}, nil
+				Reason: fmt.Sprintf("approved by reviewer %s%s; overwriting sensitive key %q still waits for its owner's confirmation, and the value in force stays meanwhile", c.Principal.ID(), because, r.Key)}, nil
 		}
 		r.Authority = AuthorityConfirmed
 		return StateAdmitted, &Receipt{Decision: StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"review-approve"},
-			Reason: "approved by reviewer " + c.Principal.ID()}, nil
+			Reason: "approved by reviewer " + c.Principal.ID() + because}, nil
 	}, "approve")
 }
 

@@ -182,8 +182,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		row := rowWith("intranet.example")
 		run(t, ctx, "opening the approval", chromedp.Click(chromedp.JSPath(row+`.querySelector('button.approve')`)))
 		until(t, ctx, "the confirm form", `!!document.querySelector('.decide button[type=submit]')`)
+		run(t, ctx, "giving a reason", chromedp.SendKeys(".decide input[name=reason]", "the intranet notice says so"))
 		run(t, ctx, "confirming", chromedp.Click(chromedp.CSS(".decide button[type=submit]")))
 		until(t, ctx, "the queue has shrunk", `document.querySelector('#queue-rows').dataset.items === '3'`)
+		var l httpapi.ListResponse
+		if st := e.call(s.owner, "GET", "/v1/memories?namespace=office", nil, &l); st != 200 || len(l.Items) != 2 {
+			t.Fatalf("list office: status %d, %d items", st, len(l.Items))
+		}
+		for _, r := range l.Items {
+			if r.Receipt == nil || !strings.Contains(r.Receipt.Reason, "the intranet notice says so") {
+				t.Fatalf("approved %q has receipt %+v; want the reviewer's reason in it", r.Body, r.Receipt)
+			}
+		}
 		if st := text(t, ctx, "#status"); !strings.Contains(st, "Approved 2 of 2") {
 			t.Fatalf("status = %q", st)
 		}

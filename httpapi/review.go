@@ -13,6 +13,12 @@ type ReviewResponse struct {
 	NextCursor string               `json:"next_cursor"`
 }
 
+// ApproveRequest is the optional body of POST /v1/review/{id}/approve.
+type ApproveRequest struct {
+	Reason  string `json:"reason,omitempty" doc:"why the reviewer admits it; kept in the receipt and the log"`
+	Subject string `json:"subject,omitempty"`
+}
+
 // RejectRequest is the optional body of POST /v1/review/{id}/reject.
 type RejectRequest struct {
 	Reason  string `json:"reason,omitempty" doc:"kept in the receipt and the log"`
@@ -48,12 +54,12 @@ func (s *Server) reviewQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
-	var req SubjectRequest
+	var req ApproveRequest
 	c, id, err := s.bodyCaller(w, r, &req, &req.Subject)
 	if err != nil {
 		return err
 	}
-	rec, err := s.svc.Approve(r.Context(), c, id)
+	rec, err := s.svc.ApproveBecause(r.Context(), c, id, req.Reason)
 	if err != nil {
 		return err
 	}

@@ -164,3 +164,30 @@ func TestSweepRejectsOnlyWhatWaitedTooLong(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalKeepsItsReason: a reviewer's reason for an approval is kept
+// in the receipt beside the reviewer's name, as a rejection's is; an
+// approval without one still names the reviewer.
+func TestApprovalKeepsItsReason(t *testing.T) {
+	e := newEnv(t, Options{RatePerSecond: -1})
+	e.principal("acme", "alice", []string{"user"})
+	harness := e.principal("acme", "harness", []string{"agent"}, "tool:email")
+	rita := e.principal("acme", "rita", []string{"reviewer"})
+	held := func(body string) string {
+		r := e.do(harness, "POST", "/v1/memories", MemoryRequest{Namespace: "notes", Class: "fact", Body: body, Channel: "tool:email", Subject: "alice"})
+		want(t, r, http.StatusAccepted, "")
+		return r.json(t)["id"].(string)
+	}
+	reasonOf := func(r resp) string {
+		t.Helper()
+		want(t, r, http.StatusOK, "")
+		return r.json(t)["receipt"].(map[string]any)["reason"].(string)
+	}
+	got := reasonOf(e.do(rita, "POST", "/v1/review/"+held("the office opens at nine")+"/approve", ApproveRequest{Reason: "matches the building's notice"}))
+	if !strings.Contains(got, "acme/rita") || !strings.Contains(got, "matches the building's notice") {
+		t.Errorf("approval with a reason: receipt reason %q; want the reviewer and the reason", got)
+	}
+	if got := reasonOf(e.do(rita, "POST", "/v1/review/"+held("lunch is at noon")+"/approve", nil)); got != "approved by reviewer acme/rita" {
+		t.Errorf("approval without a reason: receipt reason %q", got)
+	}
+}

@@ -97,7 +97,7 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/v1/review", summary: "The review queue: quarantined candidates with their proposed effect", tag: "review",
 			query: []param{subjectParam, limitParam, cursorParam}, status: 200, response: ReviewResponse{}, errors: []int{403}, handler: s.reviewQueue},
 		{method: "POST", path: "/v1/review/{id}/approve", summary: "Approve a quarantined candidate (authority confirmed)", tag: "review",
-			request: SubjectRequest{}, optionalBody: true, query: []param{subjectParam},
+			request: ApproveRequest{}, optionalBody: true, query: []param{subjectParam},
 			status: 200, response: custody.Record{}, errors: []int{403, 404, 409}, handler: s.approve},
 		{method: "POST", path: "/v1/review/{id}/reject", summary: "Reject a candidate", tag: "review",
 			request: RejectRequest{}, optionalBody: true, query: []param{subjectParam},

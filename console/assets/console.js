@@ -229,7 +229,8 @@ function openDecision(i, act, id) {
     act === 'approve'
       ? el('p', { text: 'Approve ' + what + ': each is admitted with authority confirmed and seen by ' + audienceWords(state.groups[i].items[0].audience, state.groups[i].items[0].owner) + '. A sensitive key still waits for its owner to confirm.' })
       : el('label', { for: 'reason-' + i, text: 'Reject ' + what + ' — reason (kept in the receipt and the log)' }),
-    act === 'reject' ? el('input', { id: 'reason-' + i, name: 'reason', required: true }) : null,
+    act === 'approve' ? el('label', { for: 'reason-' + i, text: 'Reason (optional, kept in the receipt and the log)' }) : null,
+    act === 'reject' ? el('input', { id: 'reason-' + i, name: 'reason', required: true }) : el('input', { id: 'reason-' + i, name: 'reason' }),
     el('button', { type: 'submit', class: act, text: (act === 'approve' ? 'Confirm approval of ' : 'Confirm rejection of ') + what }),
     el('button', { type: 'button', 'data-act': 'cancel', text: 'Cancel' }));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); decide(i, act, ids, form.reason ? form.reason.value : ''); });
@@ -244,7 +245,7 @@ async function decide(i, act, ids, reason) {
   const errs = [];
   for (const id of ids) {
     try {
-      const rec = await api('POST', '/v1/review/' + encodeURIComponent(id) + '/' + act, act === 'reject' ? { reason } : {});
+      const rec = await api('POST', '/v1/review/' + encodeURIComponent(id) + '/' + act, reason ? { reason } : {});
       ok++;
       if (rec.state === 'pending_confirmation') owner++;
     } catch (e) {
