@@ -60,6 +60,9 @@ type Options struct {
 	// outside the database (conventionally beside the server key); Restore
 	// never revives an id it lists, even into a new database.
 	RegistryFile string
+	// VerifyStatusFile, if set, is where custody verify records the outcome
+	// of its last run (LastVerify reads it).
+	VerifyStatusFile string
 	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
 	// outside the database so verify can detect a rolled-back store.
 	CheckpointFile string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,6 +265,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("log status shows the signed checkpoint", func(t *testing.T) {
+		// What custody verify records when it passes (cmd/custody's verify).
+		rep, err := e.svc.Verify(e.ctx, custody.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := custody.WriteVerifyStatus(e.verified, custody.VerifyStatus{At: time.Now().UTC(), OK: true, Entries: rep.Entries, Root: rep.Root}); err != nil {
+			t.Fatal(err)
+		}
 		run(t, ctx, "opening the log page", chromedp.Navigate(e.srv.URL+"/console/#log"))
 		until(t, ctx, "the checkpoint", `!!document.querySelector('pre.checkpoint')`)
 		if cp := text(t, ctx, "pre.checkpoint"); !strings.Contains(cp, "— ") {
@@ -275,6 +284,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		if got := text(t, ctx, "pre.vkey"); strings.TrimSpace(got) != want {
 			t.Fatalf("the log page shows verifier key %q, want %q", got, want)
+		}
+		if got := text(t, ctx, "#log-body"); !strings.Contains(got, "passed") || !strings.Contains(got, fmt.Sprintf("%d entries", rep.Entries)) {
+			t.Fatalf("the log page does not show the last verify's outcome:\n%s", got)
 		}
 	})
 

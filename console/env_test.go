@@ -34,6 +34,8 @@ type env struct {
 	ctx context.Context
 	svc *custody.Service
 	srv *httptest.Server
+	// verified is the store's verify status file (custody verify writes it).
+	verified string
 	log *lockedBuffer
 
 	mu       sync.Mutex
@@ -71,11 +73,12 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatalf("LoadOrCreateServerKey: %v", err)
 	}
-	svc, err := custody.New(store, key, custody.Options{})
+	verified := filepath.Join(dir, "c.db.verified")
+	svc, err := custody.New(store, key, custody.Options{VerifyStatusFile: verified})
 	if err != nil {
 		t.Fatalf("custody.New: %v", err)
 	}
-	e := &env{t: t, ctx: ctx, svc: svc, log: &lockedBuffer{}}
+	e := &env{t: t, ctx: ctx, svc: svc, log: &lockedBuffer{}, verified: verified}
 	api := httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.NewTextHandler(e.log, nil)), RatePerSecond: -1})
 	api.MountPublic(console.Prefix, console.Handler())
 	h := api.Handler()

@@ -111,6 +111,7 @@ func probes() map[string]probe {
 		"POST /v1/gate/confirm":         {path: "/v1/gate/confirm", body: func(who, string) any { return GateConfirmRequest{Action: "payments.send"} }},
 		"GET /v1/policy":                {path: "/v1/policy", body: noBody},
 		"GET /v1/log/checkpoint":        {path: "/v1/log/checkpoint", body: noBody},
+		"GET /v1/log/status":            {path: "/v1/log/status", body: noBody},
 		"GET /v1/log/proof/inclusion":   {path: "/v1/log/proof/inclusion?index=0&size=2", body: noBody},
 		"GET /v1/log/proof/consistency": {path: "/v1/log/proof/consistency?from=1&to=2", body: noBody},
 		"GET /v1/log/entries":           {path: "/v1/log/entries?start=0&end=1000", body: noBody},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/custody-mem/custody"
 	"io"
 	"net/http"
 	"strconv"
@@ -66,6 +67,40 @@ func (e LogEntry) Hash() ([]byte, error) {
 		return nil, fmt.Errorf("log entry %d: its leaf does not hash to its leaf_hash", e.Index)
 	}
 	return h, nil
+}
+
+// LogStatusResponse is what a reviewer or auditor looks at to know the log
+// is in order: the signed checkpoint, the key that verifies it, and what
+// the last custody verify on the store found (null when none recorded one).
+type LogStatusResponse struct {
+	Checkpoint  string                `json:"checkpoint" doc:"the signed checkpoint, as GET /v1/log/checkpoint answers it"`
+	Size        uint64                `json:"size"`
+	VerifierKey string                `json:"verifier_key" doc:"the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key answers it"`
+	LastVerify  *custody.VerifyStatus `json:"last_verify" doc:"the outcome of the last custody verify run on this store, or null"`
+}
+
+func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.queryCaller(r); err != nil {
+		return err
+	}
+	note, err := s.svc.Checkpoint(r.Context())
+	if err != nil {
+		return err
+	}
+	cp, err := s.svc.OpenCheckpoint(note)
+	if err != nil {
+		return err
+	}
+	vkey, err := s.svc.VerifierKey()
+	if err != nil {
+		return err
+	}
+	last, err := s.svc.LastVerify()
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, LogStatusResponse{Checkpoint: string(note), Size: cp.Size, VerifierKey: vkey, LastVerify: last})
+	return nil
 }
 
 // InclusionProofResponse proves that leaf index is in the tree of size.

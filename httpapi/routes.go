@@ -121,6 +121,8 @@ func (s *Server) table() []route {
 
 		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey), served without a token", tag: "log", public: true,
 			status: 200, contentType: "text/plain", handler: s.logKey},
+		{method: "GET", path: "/v1/log/status", summary: "The checkpoint, its verifier key and the outcome of the last custody verify", tag: "log",
+			query: []param{subjectParam}, status: 200, response: LogStatusResponse{}, handler: s.logStatus},
 		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the audit log", tag: "log",
 			query: []param{subjectParam}, status: 200, contentType: "text/plain", handler: s.checkpoint},
 		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf", tag: "log",

@@ -62,6 +62,12 @@ func (f *storeFlags) checkpointPath() string {
 	return f.db + ".checkpoint"
 }
 
+// verifyStatusPath is where verify records its last outcome, beside the
+// checkpoint file.
+func (f *storeFlags) verifyStatusPath() string {
+	return strings.TrimSuffix(f.checkpointPath(), ".checkpoint") + ".verified"
+}
+
 // flagArg is the store flag to repeat in a hint (never the DSN itself,
 // which may hold a password).
 func (f *storeFlags) flagArg() string {
@@ -116,6 +122,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	}
 	opts.LogOrigin = f.origin
 	opts.CheckpointFile = f.checkpointPath()
+	opts.VerifyStatusFile = f.verifyStatusPath()
 	opts.RegistryFile = f.keyPath() + ".registry"
 	svc, err := custody.New(st, key, opts)
 	if err != nil {

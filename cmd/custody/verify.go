@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 )
@@ -51,6 +52,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	p := newProgress(stderr, "verifying log entries")
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()
+	recordOutcome(sf, rep, err, stderr)
 	var d *custody.Difference
 	if errors.As(err, &d) && d.Derived {
 		return fmt.Errorf("the store and its log disagree: %s\n(the records match their log, but what the store derives from them for speed was changed outside custody: run custody reindex, with the same store flags, to rebuild it from the records)", d.What)
@@ -75,6 +77,26 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "custody verify: WARNING: %s\n", w)
 	}
 	return nil
+}
+
+// recordOutcome writes what verify found beside the checkpoint file, for
+// the server to report (GET /v1/log/status, the console). A file that
+// cannot be written is a warning: the exit code is the outcome that counts.
+func recordOutcome(sf storeFlags, rep *custody.VerifyReport, err error, stderr io.Writer) {
+	st := custody.VerifyStatus{At: time.Now().UTC(), OK: err == nil}
+	if rep != nil {
+		st.Entries, st.Root = rep.Entries, rep.Root
+	}
+	var d *custody.Difference
+	switch {
+	case errors.As(err, &d):
+		st.Problem = d.What
+	case err != nil:
+		st.Problem = err.Error()
+	}
+	if werr := custody.WriteVerifyStatus(sf.verifyStatusPath(), st); werr != nil {
+		fmt.Fprintf(stderr, "custody verify: could not record the outcome for the server to report: %v\n", werr)
+	}
 }
 
 // existingStore says in --db's help that verify opens a store, never

@@ -170,27 +170,26 @@
     const { api, el, errText } = c();
     const out = $('log-body');
     document.title = 'Log status — custody';
-    let text;
+    let st;
     try {
-      text = await api('GET', '/v1/log/checkpoint');
+      st = await api('GET', '/v1/log/status');
     } catch (e) {
-      out.replaceChildren(el('p', { class: 'error', text: 'The checkpoint could not be read: ' + errText(e) }));
+      out.replaceChildren(el('p', { class: 'error', text: 'The log status could not be read: ' + errText(e) }));
       return;
     }
-    let vkey = '';
-    try {
-      vkey = (await api('GET', '/v1/log/key')).trim();
-    } catch (e) {
-      vkey = 'not available: ' + errText(e);
-    }
+    const text = st.checkpoint;
     const [body, sigs = ''] = text.split('\n\n');
     const [origin, size, root] = body.split('\n');
     const signers = sigs.split('\n').filter((s) => s.startsWith('— ')).map((s) => s.slice(2).split(' ')[0]);
+    const v = st.last_verify;
+    const verified = !v
+      ? 'never recorded: run custody verify on the store'
+      : (v.ok ? 'passed' : 'FAILED: ' + v.problem) + ' at ' + v.at + ' (' + v.entries + ' entries)';
     out.replaceChildren(
-      facts([['Origin', origin], ['Tree size', size], ['Root hash', root], ['Signed by', signers.join(', ')]]),
+      facts([['Origin', origin], ['Tree size', size], ['Root hash', root], ['Signed by', signers.join(', ')], ['Last verify', verified]]),
       el('h3', { text: 'Signed checkpoint' }), el('pre', { class: 'checkpoint', text }),
-      el('h3', { text: 'Verifier key' }), el('pre', { class: 'vkey', text: vkey }),
-      el('p', { text: 'Compare this key with the one custody serve printed at start (or custody log key --db on the store) before you pin it: custody log checkpoint --pin FILE --verifier KEY holds the server to the checkpoints you saw. The API does not report the outcome of the last verify; run custody verify on the store.' }));
+      el('h3', { text: 'Verifier key' }), el('pre', { class: 'vkey', text: st.verifier_key }),
+      el('p', { text: 'Compare this key with the one custody serve printed at start (or custody log key --db on the store) before you pin it: custody log checkpoint --pin FILE --verifier KEY holds the server to the checkpoints you saw. The last verify is what custody verify recorded beside the store; run it again to check the store now.' }));
   }
 
   window.custodyStory = story;
