@@ -4,11 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"time"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"

@@ -36,7 +36,7 @@ type env struct {
 	srv *httptest.Server
 	// verified is the store's verify status file (custody verify writes it).
 	verified string
-	log *lockedBuffer
+	log      *lockedBuffer
 
 	mu       sync.Mutex
 	urls     []string
