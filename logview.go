@@ -23,7 +23,8 @@ import (
 //   - a gate decision or an action confirmation is read by its subject,
 //     and so are a session's opening and its observations;
 //   - a policy change by everyone (GET /v1/policy shows the policy);
-//   - a principal's creation, and any entry of a kind not named here, only
+//   - a principal's creation and its changes (update, rotate, revoke),
+//     and any entry of a kind not named here, only
 //     by admin and auditor.
 //
 // Another tenant's entries are never read in full, whoever asks.
@@ -56,7 +57,7 @@ func (er *entryReader) readable(ctx context.Context, e *tlog.Entry) (bool, error
 		return e.Details["subject"] == er.c.Subject.Name, nil
 	case TransitionObservation:
 		return er.session(ctx, e.Details["session"])
-	case "principal":
+	case TransitionPrincipal, TransitionPrincipalUpdate, TransitionPrincipalRotate, TransitionPrincipalRevoke:
 		return false, nil
 	case "suspend":
 		ids := append([]string{e.Details["cause"]}, e.RecordIDs...)

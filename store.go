@@ -103,6 +103,9 @@ type Tx interface {
 	// SetPrincipalLogIndex records the index of the principal's latest log
 	// entry with it (Principal.LogIndex).
 	SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error
+	// UpdatePrincipal replaces p's roles, channels and groups and its token
+	// hash and sealed key (a change, a rotation or a revocation).
+	UpdatePrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error

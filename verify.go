@@ -192,7 +192,7 @@ func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected
 	check(l.Index, e, pub)
 	acc.add(l.Index, e)
 	switch {
-	case e.Transition == "principal":
+	case principalTransitions[e.Transition]:
 		if e.Actor != ServerActor {
 			return differ("log entry %d: principal introduced by %s, not the server", l.Index, e.Actor)
 		}

@@ -115,6 +115,13 @@ func probes() map[string]probe {
 		"GET /v1/log/proof/consistency": {path: "/v1/log/proof/consistency?from=1&to=2", body: noBody},
 		"GET /v1/log/entries":           {path: "/v1/log/entries?start=0&end=1000", body: noBody},
 		"PUT /v1/policy":                {path: "/v1/policy", body: func(who, string) any { return PolicyRequest{Text: string(custody.DefaultPolicyText())} }},
+		"GET /v1/principals":            {path: "/v1/principals", body: noBody},
+		"GET /v1/principals/{name}":     {path: "/v1/principals/alice", body: noBody},
+		"PATCH /v1/principals/{name}": {path: "/v1/principals/alice", body: func(who, string) any {
+			return PrincipalUpdateRequest{Roles: []string{"user", "admin"}}
+		}},
+		"POST /v1/principals/{name}/rotate": {path: "/v1/principals/alice/rotate", body: noBody},
+		"POST /v1/principals/{name}/revoke": {path: "/v1/principals/alice/revoke", body: noBody},
 	}
 }
 

@@ -54,6 +54,10 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
+	return append(s.coreRoutes(), s.principalRoutes()...)
+}
+
+func (s *Server) coreRoutes() []route {
 	return []route{
 		{method: "GET", path: "/healthz", summary: "Liveness", tag: "server", public: true,
 			status: 200, response: HealthResponse{}, handler: s.health},
