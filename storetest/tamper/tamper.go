@@ -63,6 +63,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Principals", func(t *testing.T) { testPrincipalTampering(t, b) })
 	t.Run("Decisions", func(t *testing.T) { testDecisionTampering(t, b) })
 	t.Run("Sessions", func(t *testing.T) { testSessionTampering(t, b) })
+	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, b) })
 }
 
 // tamperEnv is a store, a service over it and an HTTP server in front.
