@@ -26,7 +26,7 @@ type verb struct {
 
 var verbs = map[string]verb{
 	"serve":     {"run the server (HTTP API, MCP at /mcp; embedded SQLite by default)", runServe},
-	"principal": {"manage principals: principal add --tenant T --name N --role R", runPrincipal},
+	"principal": {"manage principals: principal add|list|show|update|rotate|revoke", runPrincipal},
 	"demo":      {"play the payee-poisoning story end to end on a throwaway store", runDemo},
 	"verify":    {"check that the store and its signed log agree", runVerify},
 	"reindex":   {"rebuild the indexes and lineage edges from the records, once they verify", runReindex},

@@ -218,7 +218,9 @@ func testPrincipalAdminOnly(t *testing.T, b Backend) {
 	// The admin sees its tenant only.
 	l := e.do(root, "GET", "/v1/principals", nil)
 	e.expect(l, http.StatusOK, "")
-	var list struct{ Items []struct{ Name, Tenant string } }
+	var list struct {
+		Items []struct{ Name, Tenant string }
+	}
 	json.Unmarshal([]byte(l.body), &list)
 	var names []string
 	for _, p := range list.Items {
