@@ -32,7 +32,9 @@ type principalOps struct {
 func storeOps(svc *custody.Service, a custody.PrincipalAdmin) principalOps {
 	return principalOps{
 		list: func(ctx context.Context) ([]custody.PrincipalInfo, error) { return svc.ListPrincipals(ctx, a) },
-		show: func(ctx context.Context, name string) (custody.PrincipalInfo, error) { return svc.ShowPrincipal(ctx, a, name) },
+		show: func(ctx context.Context, name string) (custody.PrincipalInfo, error) {
+			return svc.ShowPrincipal(ctx, a, name)
+		},
 		update: func(ctx context.Context, name string, ch custody.PrincipalChange) (custody.PrincipalInfo, error) {
 			return svc.UpdatePrincipal(ctx, a, name, ch)
 		},
@@ -54,7 +56,9 @@ func serverOps(c *client.Client) principalOps {
 	}
 	return principalOps{
 		list: c.Principals,
-		show: func(ctx context.Context, name string) (custody.PrincipalInfo, error) { return val(c.Principal(ctx, name)) },
+		show: func(ctx context.Context, name string) (custody.PrincipalInfo, error) {
+			return val(c.Principal(ctx, name))
+		},
 		update: func(ctx context.Context, name string, ch custody.PrincipalChange) (custody.PrincipalInfo, error) {
 			req := httpapi.PrincipalUpdateRequest{Roles: ch.Roles, Channels: ch.Channels, Reason: ch.Reason}
 			if ch.SetGroups || ch.Groups != nil {
