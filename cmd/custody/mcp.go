@@ -99,15 +99,15 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		caller, err := svc.Act(ctx, p, *subject)
-		if err != nil {
+		if _, err := svc.Act(ctx, p, *subject); err != nil {
 			return fmt.Errorf("acting for %q: %w", *subject, err)
 		}
 		if !p.MayAssert(*channel) {
 			logger.Warn(fmt.Sprintf("principal %s is not registered for channel %s, so memory_remember will be refused; "+
 				"create it with --channel %s too, or run custody mcp --channel with one of %v", p.ID(), *channel, *channel, p.Channels))
 		}
-		srv, b = mcpserver.New(svc, opts), mcpserver.Local(svc, caller)
+		// checked here for a clear message at start; every tool call checks again
+		srv, b = mcpserver.New(svc, opts), recheckedBackend{svc: svc, token: *token, subject: *subject}
 	}
 	err := srv.Run(ctx, b, transport)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {

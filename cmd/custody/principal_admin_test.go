@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/mcpserver"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
 )
@@ -146,5 +147,36 @@ func TestPrincipalAdminHelp(t *testing.T) {
 	}
 	if code, _, msg := cli("principal", "show"); code != 2 || !strings.Contains(msg, "exactly one principal name") {
 		t.Errorf("principal show without a name: %d %s", code, msg)
+	}
+}
+
+// TestMCPStdioRevoked: the stdio server on a store refuses the tools from
+// the next call on once its principal is revoked on the same store; the
+// call before the revocation works.
+func TestMCPStdioRevoked(t *testing.T) {
+	ctx := context.Background()
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	svc, st, err := sf.open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Channels: []string{"user", "agent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cs, end := mcpSession(t, "--db", sf.db, "--token", token)
+	defer end()
+	if _, res := callTool[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "answers"}); res.IsError {
+		t.Fatalf("search before the revocation: %+v", res.Content)
+	}
+	if _, err := svc.RevokePrincipal(ctx, custody.PrincipalAdmin{Tenant: "acme", By: cliOperator}, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, res := callTool[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "answers"}); !res.IsError {
+		t.Fatalf("search after the revocation succeeded: %+v", res.StructuredContent)
+	}
+	if _, res := callTool[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"namespace": "n", "class": "fact", "body": "after revoke"}); !res.IsError {
+		t.Fatalf("remember after the revocation succeeded: %+v", res.StructuredContent)
 	}
 }
