@@ -24,6 +24,7 @@ import (
 //     and so are a session's opening and its observations;
 //   - a policy change by everyone (GET /v1/policy shows the policy);
 //   - a principal's creation and its changes (update, rotate, revoke),
+//     a pause and its resumption,
 //     and any entry of a kind not named here, only
 //     by admin and auditor.
 //
@@ -57,7 +58,8 @@ func (er *entryReader) readable(ctx context.Context, e *tlog.Entry) (bool, error
 		return e.Details["subject"] == er.c.Subject.Name, nil
 	case TransitionObservation:
 		return er.session(ctx, e.Details["session"])
-	case TransitionPrincipal, TransitionPrincipalUpdate, TransitionPrincipalRotate, TransitionPrincipalRevoke:
+	case TransitionPrincipal, TransitionPrincipalUpdate, TransitionPrincipalRotate, TransitionPrincipalRevoke,
+		TransitionPause, TransitionResume:
 		return false, nil
 	case "suspend":
 		ids := append([]string{e.Details["cause"]}, e.RecordIDs...)

@@ -107,6 +107,12 @@ type Tx interface {
 	// hash and sealed key (a change, a rotation or a revocation).
 	UpdatePrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
 
+	// InsertPause stores a new pause; ResumePause stores its ResumedAt and
+	// ResumedBy. Pauses lists a tenant's pauses ("" = all), oldest first.
+	InsertPause(ctx context.Context, p *Pause) error
+	ResumePause(ctx context.Context, p *Pause) error
+	Pauses(ctx context.Context, tenant string) ([]*Pause, error)
+
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error
 

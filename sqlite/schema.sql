@@ -209,3 +209,19 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   size       INTEGER PRIMARY KEY,
   note       BLOB NOT NULL
 );
+
+-- Pauses of a principal's writes or of a channel (schema 11); until and
+-- resumed_at are Unix nanoseconds, NULL for none.
+CREATE TABLE IF NOT EXISTS pauses (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  writer     TEXT NOT NULL,
+  channel    TEXT NOT NULL,
+  reason     TEXT NOT NULL,
+  by_        TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  until      INTEGER,
+  resumed_at INTEGER,
+  resumed_by TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS pauses_tenant ON pauses (tenant, id);

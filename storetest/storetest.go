@@ -102,6 +102,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},
 		{"RememberBatch", testRememberBatch},
+		{"Pauses", testPauses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
