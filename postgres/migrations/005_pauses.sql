@@ -1,6 +1,6 @@
 -- Pauses of a principal's writes or of a channel; until and resumed_at
 -- are Unix nanoseconds, NULL for none.
-CREATE TABLE pauses (
+CREATE TABLE IF NOT EXISTS pauses (
   id         text PRIMARY KEY,
   tenant     text NOT NULL,
   writer     text NOT NULL,
@@ -12,4 +12,4 @@ CREATE TABLE pauses (
   resumed_at bigint,
   resumed_by text NOT NULL DEFAULT ''
 );
-CREATE INDEX pauses_tenant ON pauses (tenant, id);
+CREATE INDEX IF NOT EXISTS pauses_tenant ON pauses (tenant, id);
