@@ -122,6 +122,9 @@ func probes() map[string]probe {
 		}},
 		"POST /v1/principals/{name}/rotate": {path: "/v1/principals/alice/rotate", body: noBody},
 		"POST /v1/principals/{name}/revoke": {path: "/v1/principals/alice/revoke", body: noBody},
+		"POST /v1/pauses":                   {path: "/v1/pauses", body: func(who, string) any { return PauseRequest{Writer: "nobody", Reason: "probe"} }},
+		"GET /v1/pauses":                    {path: "/v1/pauses", body: noBody},
+		"DELETE /v1/pauses/{id}":            {path: "/v1/pauses/" + absentID, body: noBody},
 	}
 }
 

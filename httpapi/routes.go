@@ -54,7 +54,7 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
-	return append(s.coreRoutes(), s.principalRoutes()...)
+	return append(append(s.coreRoutes(), s.principalRoutes()...), s.pauseRoutes()...)
 }
 
 func (s *Server) coreRoutes() []route {
