@@ -21,7 +21,7 @@ type registry struct {
 	mu   sync.Mutex
 }
 
-func (r *registry) add(tenant, id string, st State) error {
+func (r *registry) add(tenant, id string, st State, erased bool) error {
 	if r == nil {
 		return nil
 	}
@@ -31,7 +31,11 @@ func (r *registry) add(tenant, id string, st State) error {
 	if err != nil {
 		return fmt.Errorf("retired-id registry: %w", err)
 	}
-	if _, err := fmt.Fprintf(f, "%s %s %s\n", tenant, id, st); err != nil {
+	line := fmt.Sprintf("%s %s %s", tenant, id, st)
+	if erased {
+		line += " " + erasedMark
+	}
+	if _, err := fmt.Fprintln(f, line); err != nil {
 		f.Close()
 		return fmt.Errorf("retired-id registry: %w", err)
 	}
@@ -42,30 +46,50 @@ func (r *registry) add(tenant, id string, st State) error {
 	return f.Close()
 }
 
+// erasedMark ends the line of an id whose body was erased: a restore of a
+// snapshot taken before the erasure restores the record without its body.
+const erasedMark = "erased"
+
 // load reads the registry: tenant+"\x00"+id → state. A missing file is an
 // empty registry.
 func (r *registry) load() (map[string]State, error) {
-	out := map[string]State{}
+	states, _, err := r.read()
+	return states, err
+}
+
+// erased reads the ids of the registry whose bodies were erased
+// (tenant+"\x00"+id).
+func (r *registry) erased() (map[string]bool, error) {
+	_, erased, err := r.read()
+	return erased, err
+}
+
+func (r *registry) read() (map[string]State, map[string]bool, error) {
+	out, erased := map[string]State{}, map[string]bool{}
 	if r == nil {
-		return out, nil
+		return out, erased, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f, err := os.Open(r.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return out, erased, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("retired-id registry: %w", err)
+		return nil, nil, fmt.Errorf("retired-id registry: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 || !State(fields[2]).Terminal() {
-			return nil, fmt.Errorf("retired-id registry %s line %d is malformed; restore the file from a backup", r.path, n)
+		if (len(fields) != 3 && (len(fields) != 4 || fields[3] != erasedMark)) || !State(fields[2]).Terminal() {
+			return nil, nil, fmt.Errorf("retired-id registry %s line %d is malformed; restore the file from a backup", r.path, n)
 		}
-		out[fields[0]+"\x00"+fields[1]] = State(fields[2])
+		k := fields[0] + "\x00" + fields[1]
+		out[k] = State(fields[2])
+		if len(fields) == 4 {
+			erased[k] = true
+		}
 	}
-	return out, sc.Err()
+	return out, erased, sc.Err()
 }

@@ -169,6 +169,10 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 	if err != nil {
 		return nil, err
 	}
+	erased, err := s.registry.erased()
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range snap.Registry {
 		if _, ok := registry[snap.Tenant+"\x00"+e.ID]; !ok {
 			registry[snap.Tenant+"\x00"+e.ID] = e.State
@@ -200,6 +204,9 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 				progress(uint64(i), uint64(len(snap.Records)))
 			}
 			r.Salt = snap.Salts[r.ID]
+			if erased[snap.Tenant+"\x00"+r.ID] || r.Erased {
+				r.Body, r.Salt, r.Erased = "", nil, true // erased after the snapshot was taken: its body stays gone
+			}
 			if err := s.restoreRecord(ctx, tx, snap, r, registry, rep); err != nil {
 				return err
 			}

@@ -103,6 +103,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"FarFutureExpiry", testFarFutureExpiry},
 		{"RememberBatch", testRememberBatch},
 		{"Pauses", testPauses},
+		{"Forget", testForget},
+		{"EraseSubject", testEraseSubject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
