@@ -3,6 +3,7 @@ package custody
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"github.com/custody-mem/custody/tlog"
@@ -19,6 +20,24 @@ import (
 // gone), verify passes, and the retired-id registry beside the server key
 // marks the id erased, so that a restore of a snapshot taken before never
 // brings the body back.
+
+// ErasurePurger is a store that keeps something of an erased body beside
+// its rows until it is told to purge (SQLite's FTS5 indexes keep the terms
+// of a deleted document until a merge). The service calls it after every
+// erasure that committed.
+type ErasurePurger interface {
+	PurgeErased(ctx context.Context) error
+}
+
+// purgeErased tells the store to purge after an erasure. The erasure has
+// committed: a failure is logged, and custody reindex purges as well.
+func (s *Service) purgeErased(ctx context.Context) {
+	if p, ok := s.store.(ErasurePurger); ok {
+		if err := p.PurgeErased(ctx); err != nil {
+			slog.Warn("custody: an erasure committed but purging the search indexes failed; run custody reindex to purge them", "err", err)
+		}
+	}
+}
 
 // TransitionErasure is the transition of the entry that closes a subject's
 // erasure request: the subject, how many records it erased and who asked.
@@ -55,6 +74,9 @@ func (s *Service) Forget(ctx context.Context, c *Caller, id, reason string, eras
 		affected = append([]string{r.ID}, more...)
 		return err
 	})
+	if err == nil && erase {
+		s.purgeErased(ctx)
+	}
 	return affected, err
 }
 
@@ -161,6 +183,9 @@ func (s *Service) EraseSubject(ctx context.Context, c *Caller, subject, reason s
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(rep.Erased) > 0 {
+		s.purgeErased(ctx)
 	}
 	return rep, nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/custody-mem/custody"
 )
@@ -54,7 +55,7 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
-	return append(append(s.coreRoutes(), s.principalRoutes()...), s.pauseRoutes()...)
+	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes())
 }
 
 func (s *Server) coreRoutes() []route {
