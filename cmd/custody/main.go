@@ -42,6 +42,8 @@ var verbs = map[string]verb{
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
 	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},
+	"erase":     {"erase a memory of your own, or every memory of a user (--all-of)", runErase},
+	"pause":     {"hold a writer's or a channel's writes for review: pause, pause list, pause resume ID", runPause},
 }
 
 func usage(w io.Writer) {
