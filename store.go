@@ -27,6 +27,10 @@ type Store interface {
 	Get(ctx context.Context, s Scope, id string) (*Record, error)
 	List(ctx context.Context, s Scope, f ListFilter) ([]*Record, error)
 	Search(ctx context.Context, s Scope, q SearchQuery) ([]Scored, error)
+	// Namespaces lists, in order, the namespaces of the records eligible
+	// for s that are prefix or start with prefix and "/" (prefix "": all),
+	// at most limit of them, after the namespace after.
+	Namespaces(ctx context.Context, s Scope, prefix, after string, limit int) ([]string, error)
 
 	LogStore
 	Close() error

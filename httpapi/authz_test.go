@@ -124,6 +124,7 @@ func probes() map[string]probe {
 		"POST /v1/principals/{name}/revoke": {path: "/v1/principals/alice/revoke", body: noBody},
 		"POST /v1/pauses":                   {path: "/v1/pauses", body: func(who, string) any { return PauseRequest{Writer: "nobody", Reason: "probe"} }},
 		"GET /v1/pauses":                    {path: "/v1/pauses", body: noBody},
+		"GET /v1/namespaces":                {path: "/v1/namespaces?prefix=notes", body: noBody},
 		"DELETE /v1/memories/{id}":          {kind: "plain", path: "/v1/memories/{id}?erase=true", body: noBody},
 		"POST /v1/subjects/{name}/erase":    {path: "/v1/subjects/nobody/erase", body: noBody},
 		"DELETE /v1/pauses/{id}":            {path: "/v1/pauses/" + absentID, body: noBody},

@@ -105,6 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Pauses", testPauses},
 		{"Forget", testForget},
 		{"EraseSubject", testEraseSubject},
+		{"Namespaces", testNamespaces},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
