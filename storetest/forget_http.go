@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,7 +18,7 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 	a.add("acme", "alice", []string{"user"})
 	a.add("acme", "bob", []string{"user"})
 	a.add("acme", "root", []string{"admin"})
-	a.add("acme", "harness", []string{"agent"}, "agent")
+	a.add("acme", "harness", []string{"agent"}, "agent", "tool:email")
 	fact := func(who, body string) string {
 		return a.remember(who, memoryRequest{Namespace: "n", Class: "fact", Body: body, Channel: "user"}, 201)
 	}
@@ -27,6 +26,7 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 	pin := fact("alice", "alice card ACCT-55501")
 	other := fact("alice", "alice likes tea")
 	bobs := fact("bob", "bob card ACCT-55501")
+	mailed := a.remember("harness", memoryRequest{Subject: "alice", Namespace: "n", Class: "fact", Body: "new payee ACCT-55501", Channel: "tool:email"}, 202)
 
 	a.call("harness", "DELETE", "/v1/memories/"+pin+"?subject=alice", nil, 403, nil)
 	a.call("bob", "DELETE", "/v1/memories/"+pin, nil, 404, nil)
@@ -42,6 +42,16 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 	}
 	a.call("alice", "DELETE", "/v1/memories/"+pin+"?erase=true&reason=mine", nil, 200, nil)
 	a.call("alice", "DELETE", "/v1/memories/"+pin+"?erase=true", nil, 409, nil)
+	// With alice's own record of the payee gone, the gate traces it to
+	// the e-mail's record (tool:email).
+	gateCites := func() bool {
+		var d custody.GateDecision
+		a.call("alice", "POST", "/v1/gate", map[string]any{"action": "payments.send", "args": map[string]any{"to": "ACCT-55501"}}, 200, &d)
+		return strings.Contains(strings.Join(d.Reasons, " "), "tool:email")
+	}
+	if !gateCites() {
+		t.Fatal("the gate does not trace the payee to the e-mail before the erasure: the check after it would prove nothing")
+	}
 	search := func(who string) string {
 		return string(a.call(who, "POST", "/v1/search", map[string]any{"query": "ACCT-55501"}, 200, nil))
 	}
@@ -50,11 +60,6 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 	}
 	if s := search("bob"); !strings.Contains(s, bobs) {
 		t.Errorf("bob's search, untouched: %s", s)
-	}
-	var gate custody.GateDecision
-	a.call("alice", "POST", "/v1/gate", map[string]any{"action": "payments.send", "args": map[string]any{"to": "ACCT-55501"}}, 200, &gate)
-	if g, _ := json.Marshal(gate); strings.Contains(string(g), pin) {
-		t.Errorf("the gate still traces the argument to the erased record: %+v", gate)
 	}
 
 	a.call("bob", "POST", "/v1/subjects/alice/erase", nil, 403, nil)
@@ -65,8 +70,11 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 	for _, r := range rc.Erased {
 		ids = append(ids, r.ID)
 	}
-	if !sameSet(ids, []string{old, other}) || rc.AlreadyErased != 1 || rc.Subject != "alice" {
-		t.Fatalf("the erasure receipt: %+v; want %s and %s erased, one before", rc, old, other)
+	if !sameSet(ids, []string{old, other, mailed}) || rc.AlreadyErased != 1 || rc.Subject != "alice" {
+		t.Fatalf("the erasure receipt: %+v; want %s, %s and %s erased, one before", rc, old, other, mailed)
+	}
+	if gateCites() {
+		t.Error("the gate still traces the payee to the erased e-mail")
 	}
 	var snap bytes.Buffer
 	if _, err := a.svc.Export(a.ctx, "acme", &snap); err != nil {
@@ -88,8 +96,8 @@ func testForgetHTTP(t *testing.T, a *apiEnv) {
 			erased++
 		}
 	}
-	if erased != 3 || !strings.Contains(raw, `"transition":"erasure"`) || strings.Contains(raw, "ACCT-55501") {
-		t.Errorf("alice's log view: %d erase entries (want 3), erasure entry present: %v", erased, strings.Contains(raw, `"transition":"erasure"`))
+	if erased != 4 || !strings.Contains(raw, `"transition":"erasure"`) || strings.Contains(raw, "alice card") || strings.Contains(raw, "new payee") {
+		t.Errorf("alice's log view: %d erase entries (want 4), erasure entry present: %v", erased, strings.Contains(raw, `"transition":"erasure"`))
 	}
 	if _, braw := a.entries("bob", a.checkpoint("bob").Size); strings.Contains(braw, `"transition":"erasure"`) {
 		t.Error("bob reads alice's erasure entry")
