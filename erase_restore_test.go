@@ -2,6 +2,7 @@ package custody_test
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,55 @@ func TestRestoreAfterErasure(t *testing.T) {
 	}
 	if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
 		t.Fatalf("verify of the erased store: %v", err)
+	}
+}
+
+// A principal revoked after a snapshot was taken stays revoked when the
+// snapshot is restored into an empty store on the same key and registry:
+// its old token is refused; a principal that was not revoked comes back
+// and authenticates; the restored store verifies.
+func TestRestoreAfterRevocation(t *testing.T) {
+	dir := t.TempDir()
+	registry := filepath.Join(dir, "registry")
+	e := newEnvAt(t, dir, custody.Options{RegistryFile: registry})
+	_, alice, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, bob, err := e.svc.AddPrincipal(e.ctx, custody.PrincipalInput{Tenant: "acme", Name: "bob", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if _, err := e.svc.Export(e.ctx, "acme", &snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.RevokePrincipal(e.ctx, custody.PrincipalAdmin{Tenant: "acme", By: "operator"}, "alice", "stolen laptop"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(e.ctx, filepath.Join(t.TempDir(), "empty.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fresh, err := custody.New(st, e.svc.ServerKey(), custody.Options{RegistryFile: registry, Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Restore(e.ctx, snap.Bytes(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Authenticate(e.ctx, alice); !errors.Is(err, custody.ErrUnauthenticated) {
+		t.Fatalf("alice's old token after the restore: %v; want it refused", err)
+	}
+	if _, err := fresh.Authenticate(e.ctx, bob); err != nil {
+		t.Fatalf("bob after the restore: %v", err)
+	}
+	info, err := fresh.ShowPrincipal(e.ctx, custody.PrincipalAdmin{Tenant: "acme"}, "alice")
+	if err != nil || info.Status != custody.PrincipalRevoked {
+		t.Fatalf("alice after the restore: %+v, %v", info, err)
+	}
+	if _, err := fresh.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
+		t.Fatalf("verify after the restore: %v", err)
 	}
 }

@@ -223,7 +223,7 @@ func (s *Service) RevokePrincipal(ctx context.Context, a PrincipalAdmin, name, r
 	_, unknown := NewToken()
 	p, err := s.changePrincipal(ctx, a, name, TransitionPrincipalRevoke, reason, func(p *Principal) error {
 		p.TokenHash, p.SealedKey = unknown, []byte{}
-		return nil
+		return s.registry.addRevoked(p.Tenant, p.Name) // before the commit, so that no restore brings it back
 	})
 	if err != nil {
 		return PrincipalInfo{}, err

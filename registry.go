@@ -22,6 +22,15 @@ type registry struct {
 }
 
 func (r *registry) add(tenant, id string, st State, erased bool) error {
+	line := fmt.Sprintf("%s %s %s", tenant, id, st)
+	if erased {
+		line += " " + erasedMark
+	}
+	return r.addLine(line)
+}
+
+// addLine appends line to the registry and syncs it.
+func (r *registry) addLine(line string) error {
 	if r == nil {
 		return nil
 	}
@@ -30,10 +39,6 @@ func (r *registry) add(tenant, id string, st State, erased bool) error {
 	f, err := os.OpenFile(r.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("retired-id registry: %w", err)
-	}
-	line := fmt.Sprintf("%s %s %s", tenant, id, st)
-	if erased {
-		line += " " + erasedMark
 	}
 	if _, err := fmt.Fprintln(f, line); err != nil {
 		f.Close()
@@ -49,6 +54,39 @@ func (r *registry) add(tenant, id string, st State, erased bool) error {
 // erasedMark ends the line of an id whose body was erased: a restore of a
 // snapshot taken before the erasure restores the record without its body.
 const erasedMark = "erased"
+
+// revokedMark is the third field of the line of a revoked principal,
+// "tenant name principal-revoked": a restore of a snapshot taken before
+// the revocation restores the principal revoked.
+const revokedMark = "principal-revoked"
+
+// addRevoked registers a revoked principal.
+func (r *registry) addRevoked(tenant, name string) error {
+	return r.addLine(tenant + " " + name + " " + revokedMark)
+}
+
+// revoked reads the registered revoked principals (tenant/name).
+func (r *registry) revoked() (map[string]bool, error) {
+	if r == nil {
+		return map[string]bool{}, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]bool{}
+	b, err := os.ReadFile(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retired-id registry: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[2] == revokedMark {
+			out[f[0]+"/"+f[1]] = true
+		}
+	}
+	return out, nil
+}
 
 // load reads the registry: tenant+"\x00"+id → state. A missing file is an
 // empty registry.
@@ -82,6 +120,9 @@ func (r *registry) read() (map[string]State, map[string]bool, error) {
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		fields := strings.Fields(sc.Text())
+		if len(fields) == 3 && fields[2] == revokedMark {
+			continue // a revoked principal (revoked)
+		}
 		if (len(fields) != 3 && (len(fields) != 4 || fields[3] != erasedMark)) || !State(fields[2]).Terminal() {
 			return nil, nil, fmt.Errorf("retired-id registry %s line %d is malformed; restore the file from a backup", r.path, n)
 		}

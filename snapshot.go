@@ -173,6 +173,10 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 	if err != nil {
 		return nil, err
 	}
+	revoked, err := s.registry.revoked()
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range snap.Registry {
 		if _, ok := registry[snap.Tenant+"\x00"+e.ID]; !ok {
 			registry[snap.Tenant+"\x00"+e.ID] = e.State
@@ -189,12 +193,20 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 				return err
 			}
 			pp := p.Principal
-			if err := tx.InsertPrincipal(ctx, &pp, p.TokenHash, p.SealedKey); err != nil {
+			tokenHash, sealed, transition := p.TokenHash, p.SealedKey, TransitionPrincipal
+			if revoked[pp.ID()] { // revoked after the snapshot was taken: it stays revoked
+				_, tokenHash = NewToken()
+				sealed, transition = []byte{}, TransitionPrincipalRevoke
+			}
+			if err := tx.InsertPrincipal(ctx, &pp, tokenHash, sealed); err != nil {
 				return err
 			}
-			if _, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: pp.Tenant, Transition: "principal",
-				Details: map[string]string{"name": pp.Name, "roles": strings.Join(pp.Roles, ","), "channels": strings.Join(pp.Channels, ","),
-					"groups": strings.Join(pp.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pp.PublicKey)), "restored": "true"}}); err != nil {
+			details := map[string]string{"name": pp.Name, "roles": strings.Join(pp.Roles, ","), "channels": strings.Join(pp.Channels, ","),
+				"groups": strings.Join(pp.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pp.PublicKey)), "restored": "true"}
+			if transition == TransitionPrincipalRevoke {
+				details[detailStatus] = PrincipalRevoked
+			}
+			if _, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: pp.Tenant, Transition: transition, Details: details}); err != nil {
 				return err
 			}
 			rep.Principals++
