@@ -190,11 +190,11 @@ func (s *Service) holdIfPaused(ctx context.Context, tx Tx, c *Caller, r *Record,
 	if adm.State == StateRejected || adm.State == StateSuspended {
 		return nil
 	}
-	ps, err := tx.Pauses(ctx, r.Tenant)
+	now := s.now()
+	ps, err := tx.OpenPauses(ctx, r.Tenant, now)
 	if err != nil {
 		return err
 	}
-	now := s.now()
 	for _, p := range ps {
 		if !p.Active(now) || !p.matches(c.Principal.ID(), r.Channel) {
 			continue

@@ -116,6 +116,9 @@ type Tx interface {
 	InsertPause(ctx context.Context, p *Pause) error
 	ResumePause(ctx context.Context, p *Pause) error
 	Pauses(ctx context.Context, tenant string) ([]*Pause, error)
+	// OpenPauses lists the tenant's pauses that hold writes at now: not
+	// resumed, and without an end or ending after now. Every write reads it.
+	OpenPauses(ctx context.Context, tenant string, now time.Time) ([]*Pause, error)
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error

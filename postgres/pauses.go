@@ -45,13 +45,27 @@ func (t *txn) ResumePause(ctx context.Context, p *custody.Pause) error {
 	return nil
 }
 
+const pauseCols = `id, tenant, writer, channel, reason, by_, created_at, until, resumed_at, resumed_by`
+
 // Pauses lists a tenant's pauses ("" = every tenant's), oldest first.
 func (t *txn) Pauses(ctx context.Context, tenant string) ([]*custody.Pause, error) {
 	if !storable(tenant) {
 		return nil, nil
 	}
-	rows, err := t.tx.Query(ctx, `SELECT id, tenant, writer, channel, reason, by_, created_at, until, resumed_at, resumed_by
- FROM pauses WHERE $1 = '' OR tenant = $1 ORDER BY tenant COLLATE "C", id COLLATE "C"`, tenant)
+	return t.pauses(ctx, `SELECT `+pauseCols+` FROM pauses WHERE $1 = '' OR tenant = $1 ORDER BY tenant COLLATE "C", id COLLATE "C"`, tenant)
+}
+
+// OpenPauses lists the tenant's pauses that hold writes at now.
+func (t *txn) OpenPauses(ctx context.Context, tenant string, now time.Time) ([]*custody.Pause, error) {
+	if !storable(tenant) {
+		return nil, nil
+	}
+	return t.pauses(ctx, `SELECT `+pauseCols+` FROM pauses WHERE tenant = $1 AND resumed_at IS NULL AND (until IS NULL OR until > $2)
+ ORDER BY id COLLATE "C"`, tenant, now.UnixNano())
+}
+
+func (t *txn) pauses(ctx context.Context, q string, args ...any) ([]*custody.Pause, error) {
+	rows, err := t.tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, classify(err)
 	}

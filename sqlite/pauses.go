@@ -45,10 +45,21 @@ func (t *txn) ResumePause(ctx context.Context, p *custody.Pause) error {
 	return nil
 }
 
+const pauseCols = `id, tenant, writer, channel, reason, by_, created_at, until, resumed_at, resumed_by`
+
 // Pauses lists a tenant's pauses ("" = every tenant's), oldest first.
 func (t *txn) Pauses(ctx context.Context, tenant string) ([]*custody.Pause, error) {
-	rows, err := t.QueryContext(ctx, `SELECT id, tenant, writer, channel, reason, by_, created_at, until, resumed_at, resumed_by
- FROM pauses WHERE ? = '' OR tenant = ? ORDER BY tenant, id`, tenant, tenant)
+	return t.pauses(ctx, `SELECT `+pauseCols+` FROM pauses WHERE ? = '' OR tenant = ? ORDER BY tenant, id`, tenant, tenant)
+}
+
+// OpenPauses lists the tenant's pauses that hold writes at now.
+func (t *txn) OpenPauses(ctx context.Context, tenant string, now time.Time) ([]*custody.Pause, error) {
+	return t.pauses(ctx, `SELECT `+pauseCols+` FROM pauses WHERE tenant = ? AND resumed_at IS NULL AND (until IS NULL OR until > ?) ORDER BY id`,
+		tenant, now.UnixNano())
+}
+
+func (t *txn) pauses(ctx context.Context, q string, args ...any) ([]*custody.Pause, error) {
+	rows, err := t.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -228,4 +228,4 @@ CREATE TABLE IF NOT EXISTS pauses (
   resumed_at INTEGER,
   resumed_by TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS pauses_tenant ON pauses (tenant, id);
+CREATE INDEX IF NOT EXISTS pauses_open ON pauses (tenant, id) WHERE resumed_at IS NULL;

@@ -12,4 +12,4 @@ CREATE TABLE IF NOT EXISTS pauses (
   resumed_at bigint,
   resumed_by text NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS pauses_tenant ON pauses (tenant, id);
+CREATE INDEX IF NOT EXISTS pauses_open ON pauses (tenant, id) WHERE resumed_at IS NULL;
