@@ -157,6 +157,10 @@ func testRotate(t *testing.T, b Backend) {
 	e.exec(`UPDATE principals SET token_hash = %s WHERE name = 'bob'`, b.blob(custody.HashToken(bob)))
 	e.verify("principal acme/bob", "token hash")
 	e.expect(e.do(bob, "GET", "/v1/memories?namespace=n", nil), http.StatusForbidden, "principal_unverified")
+	// The admin sees which principal the server refuses, and why.
+	if s := e.do(root, "GET", "/v1/principals/bob", nil); s.status != http.StatusOK || !strings.Contains(s.body, `"status":"unverified"`) || !strings.Contains(s.body, "token hash") {
+		t.Errorf("bob's row with his old token hash put back, as the admin sees it: %d %s", s.status, s.body)
+	}
 	e.exec(`UPDATE principals SET token_hash = %s WHERE name = 'bob'`, b.blob(custody.HashToken(rot.Token)))
 	e.verify()
 	e.expect(e.do(rot.Token, "GET", "/v1/memories?namespace=n", nil), http.StatusOK, "")
