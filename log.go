@@ -162,7 +162,7 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 		r.Receipt = rc
 	}
 	if next.Terminal() {
-		if err := s.registry.add(r.Tenant, r.ID, next); err != nil {
+		if err := s.registry.add(r.Tenant, r.ID, next, r.Erased); err != nil {
 			return err
 		}
 		if err := tx.Tombstone(ctx, r.Tenant, r.ID, next); err != nil {

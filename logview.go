@@ -21,9 +21,13 @@ import (
 //     the caller is a reviewer and it waits in the review queue
 //     (quarantined). A cascade's cause is one of its records;
 //   - a gate decision or an action confirmation is read by its subject,
-//     and so are a session's opening and its observations;
+//     and so are a session's opening and its observations, and the
+//     entry that closes an erasure request of the subject (each erased
+//     record's own entry is its owner's, as above);
 //   - a policy change by everyone (GET /v1/policy shows the policy);
-//   - a principal's creation, and any entry of a kind not named here, only
+//   - a principal's creation and its changes (update, rotate, revoke),
+//     a pause and its resumption,
+//     and any entry of a kind not named here, only
 //     by admin and auditor.
 //
 // Another tenant's entries are never read in full, whoever asks.
@@ -52,11 +56,12 @@ func (er *entryReader) readable(ctx context.Context, e *tlog.Entry) (bool, error
 		return true, nil
 	case "gate", "confirm_action":
 		return e.Details["subject"] == er.c.Subject.Name, nil
-	case TransitionSession:
+	case TransitionSession, TransitionErasure:
 		return e.Details["subject"] == er.c.Subject.Name, nil
 	case TransitionObservation:
 		return er.session(ctx, e.Details["session"])
-	case "principal":
+	case TransitionPrincipal, TransitionPrincipalUpdate, TransitionPrincipalRotate, TransitionPrincipalRevoke,
+		TransitionPause, TransitionResume:
 		return false, nil
 	case "suspend":
 		ids := append([]string{e.Details["cause"]}, e.RecordIDs...)

@@ -160,7 +160,7 @@ func (s *Service) checkPrincipal(ctx context.Context, p *Principal) error {
 	if f := principalDiff(p, lp.details); f != "" {
 		return principalMismatch(p, fieldName(f), fmt.Sprintf("%s: the stored value differs from log entry %d", fieldName(f), lp.index))
 	}
-	return nil
+	return revokedErr(p, lp.details)
 }
 
 // readPrincipalEntry reads the entry p's row points at and checks that it

@@ -21,7 +21,16 @@ type registry struct {
 	mu   sync.Mutex
 }
 
-func (r *registry) add(tenant, id string, st State) error {
+func (r *registry) add(tenant, id string, st State, erased bool) error {
+	line := fmt.Sprintf("%s %s %s", tenant, id, st)
+	if erased {
+		line += " " + erasedMark
+	}
+	return r.addLine(line)
+}
+
+// addLine appends line to the registry and syncs it.
+func (r *registry) addLine(line string) error {
 	if r == nil {
 		return nil
 	}
@@ -31,7 +40,7 @@ func (r *registry) add(tenant, id string, st State) error {
 	if err != nil {
 		return fmt.Errorf("retired-id registry: %w", err)
 	}
-	if _, err := fmt.Fprintf(f, "%s %s %s\n", tenant, id, st); err != nil {
+	if _, err := fmt.Fprintln(f, line); err != nil {
 		f.Close()
 		return fmt.Errorf("retired-id registry: %w", err)
 	}
@@ -42,30 +51,86 @@ func (r *registry) add(tenant, id string, st State) error {
 	return f.Close()
 }
 
-// load reads the registry: tenant+"\x00"+id → state. A missing file is an
-// empty registry.
-func (r *registry) load() (map[string]State, error) {
-	out := map[string]State{}
+// erasedMark ends the line of an id whose body was erased: a restore of a
+// snapshot taken before the erasure restores the record without its body.
+const erasedMark = "erased"
+
+// revokedMark is the third field of the line of a revoked principal,
+// "tenant name principal-revoked": a restore of a snapshot taken before
+// the revocation restores the principal revoked.
+const revokedMark = "principal-revoked"
+
+// addRevoked registers a revoked principal.
+func (r *registry) addRevoked(tenant, name string) error {
+	return r.addLine(tenant + " " + name + " " + revokedMark)
+}
+
+// revoked reads the registered revoked principals (tenant/name).
+func (r *registry) revoked() (map[string]bool, error) {
 	if r == nil {
-		return out, nil
+		return map[string]bool{}, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, err := os.Open(r.path)
+	out := map[string]bool{}
+	b, err := os.ReadFile(r.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("retired-id registry: %w", err)
 	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[2] == revokedMark {
+			out[f[0]+"/"+f[1]] = true
+		}
+	}
+	return out, nil
+}
+
+// load reads the registry: tenant+"\x00"+id → state. A missing file is an
+// empty registry.
+func (r *registry) load() (map[string]State, error) {
+	states, _, err := r.read()
+	return states, err
+}
+
+// erased reads the ids of the registry whose bodies were erased
+// (tenant+"\x00"+id).
+func (r *registry) erased() (map[string]bool, error) {
+	_, erased, err := r.read()
+	return erased, err
+}
+
+func (r *registry) read() (map[string]State, map[string]bool, error) {
+	out, erased := map[string]State{}, map[string]bool{}
+	if r == nil {
+		return out, erased, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.Open(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return out, erased, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("retired-id registry: %w", err)
+	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 || !State(fields[2]).Terminal() {
-			return nil, fmt.Errorf("retired-id registry %s line %d is malformed; restore the file from a backup", r.path, n)
+		if len(fields) == 3 && fields[2] == revokedMark {
+			continue // a revoked principal (revoked)
 		}
-		out[fields[0]+"\x00"+fields[1]] = State(fields[2])
+		if (len(fields) != 3 && (len(fields) != 4 || fields[3] != erasedMark)) || !State(fields[2]).Terminal() {
+			return nil, nil, fmt.Errorf("retired-id registry %s line %d is malformed; restore the file from a backup", r.path, n)
+		}
+		k := fields[0] + "\x00" + fields[1]
+		out[k] = State(fields[2])
+		if len(fields) == 4 {
+			erased[k] = true
+		}
 	}
-	return out, sc.Err()
+	return out, erased, sc.Err()
 }

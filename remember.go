@@ -218,6 +218,9 @@ func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh
 		adm.Rules = append(adm.Rules, "parent-ineligible")
 		adm.Reason = fmt.Sprintf("parent %s is not eligible (%s); the derived record stays suspended until it is rebuilt", lin.ineligible[0].ID, lin.ineligible[0].State)
 	}
+	if err := s.holdIfPaused(ctx, tx, c, r, &adm); err != nil {
+		return nil, err
+	}
 	return &Receipt{Decision: adm.State, PolicyVersion: r.PolicyVersion, Rules: adm.Rules, Reason: adm.Reason, Inputs: adm.Inputs, Error: adm.Error}, nil
 }
 

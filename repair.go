@@ -22,7 +22,11 @@ func (s *Service) Quarantine(ctx context.Context, c *Caller, id, reason string) 
 // only the body's salted hash, so verify still passes and nothing can check
 // a guess of the body against it any more.
 func (s *Service) Retire(ctx context.Context, c *Caller, id, reason string, erase bool) ([]string, error) {
-	return s.withdraw(ctx, c, id, StateRetired, "retire", reason, erase)
+	ids, err := s.withdraw(ctx, c, id, StateRetired, "retire", reason, erase)
+	if err == nil && erase {
+		s.purgeErased(ctx)
+	}
+	return ids, err
 }
 
 func (s *Service) repairer(c *Caller) error {

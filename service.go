@@ -277,7 +277,9 @@ func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Calle
 	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
 		return nil, denied
 	}
-	if sub, err = s.verifiedPrincipal(ctx, sub, err); err != nil {
+	if sub, err = s.verifiedPrincipal(ctx, sub, err); errors.Is(err, errRevoked) {
+		return nil, denied
+	} else if err != nil {
 		return nil, err
 	}
 	return &Caller{Principal: p, Subject: sub}, nil

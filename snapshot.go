@@ -171,6 +171,14 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 	if err != nil {
 		return nil, err
 	}
+	erased, err := s.registry.erased()
+	if err != nil {
+		return nil, err
+	}
+	revoked, err := s.registry.revoked()
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range snap.Registry {
 		if _, ok := registry[snap.Tenant+"\x00"+e.ID]; !ok {
 			registry[snap.Tenant+"\x00"+e.ID] = e.State
@@ -190,12 +198,20 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 				return err
 			}
 			pp := p.Principal
-			if err := tx.InsertPrincipal(ctx, &pp, p.TokenHash, p.SealedKey); err != nil {
+			tokenHash, sealed, transition := p.TokenHash, p.SealedKey, TransitionPrincipal
+			if revoked[pp.ID()] { // revoked after the snapshot was taken: it stays revoked
+				_, tokenHash = NewToken()
+				sealed, transition = []byte{}, TransitionPrincipalRevoke
+			}
+			if err := tx.InsertPrincipal(ctx, &pp, tokenHash, sealed); err != nil {
 				return err
 			}
-			if _, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: pp.Tenant, Transition: "principal",
-				Details: map[string]string{"name": pp.Name, "roles": strings.Join(pp.Roles, ","), "channels": strings.Join(pp.Channels, ","),
-					"groups": strings.Join(pp.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pp.PublicKey)), "restored": "true"}}); err != nil {
+			details := map[string]string{"name": pp.Name, "roles": strings.Join(pp.Roles, ","), "channels": strings.Join(pp.Channels, ","),
+				"groups": strings.Join(pp.Groups, ","), "public_key": fmt.Sprintf("%x", []byte(pp.PublicKey)), "restored": "true"}
+			if transition == TransitionPrincipalRevoke {
+				details[detailStatus] = PrincipalRevoked
+			}
+			if _, err := s.appendServer(ctx, tx, &tlog.Entry{Tenant: pp.Tenant, Transition: transition, Details: details}); err != nil {
 				return err
 			}
 			rep.Principals++
@@ -205,6 +221,9 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 				progress(uint64(i), uint64(len(snap.Records)))
 			}
 			r.Salt = snap.Salts[r.ID]
+			if erased[snap.Tenant+"\x00"+r.ID] || r.Erased {
+				r.Body, r.Salt, r.Erased = "", nil, true // erased after the snapshot was taken: its body stays gone
+			}
 			if err := s.restoreRecord(ctx, tx, snap, r, registry, rep); err != nil {
 				return err
 			}

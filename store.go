@@ -27,6 +27,10 @@ type Store interface {
 	Get(ctx context.Context, s Scope, id string) (*Record, error)
 	List(ctx context.Context, s Scope, f ListFilter) ([]*Record, error)
 	Search(ctx context.Context, s Scope, q SearchQuery) ([]Scored, error)
+	// Namespaces lists, in order, the namespaces of the records eligible
+	// for s that are prefix or start with prefix and "/" (prefix "": all),
+	// at most limit of them, after the namespace after.
+	Namespaces(ctx context.Context, s Scope, prefix, after string, limit int) ([]string, error)
 
 	LogStore
 	Close() error
@@ -103,6 +107,18 @@ type Tx interface {
 	// SetPrincipalLogIndex records the index of the principal's latest log
 	// entry with it (Principal.LogIndex).
 	SetPrincipalLogIndex(ctx context.Context, tenant, name string, index uint64) error
+	// UpdatePrincipal replaces p's roles, channels and groups and its token
+	// hash and sealed key (a change, a rotation or a revocation).
+	UpdatePrincipal(ctx context.Context, p *Principal, tokenHash, sealedKey []byte) error
+
+	// InsertPause stores a new pause; ResumePause stores its ResumedAt and
+	// ResumedBy. Pauses lists a tenant's pauses ("" = all), oldest first.
+	InsertPause(ctx context.Context, p *Pause) error
+	ResumePause(ctx context.Context, p *Pause) error
+	Pauses(ctx context.Context, tenant string) ([]*Pause, error)
+	// OpenPauses lists the tenant's pauses that hold writes at now: not
+	// resumed, and without an end or ending after now. Every write reads it.
+	OpenPauses(ctx context.Context, tenant string, now time.Time) ([]*Pause, error)
 
 	Policy(ctx context.Context, tenant string) (text []byte, err error) // ErrNotFound when none was set
 	SetPolicy(ctx context.Context, tenant string, text []byte, actor string, at time.Time) error

@@ -189,10 +189,13 @@ func replay(l Leaf, keys map[string]ed25519.PublicKey, want map[string]*expected
 	if !ok {
 		return differ("log entry %d is signed by %q, whom no earlier entry introduced", l.Index, e.Actor)
 	}
+	if lp := acc.principals[e.Actor]; lp != nil && lp.details[detailStatus] == PrincipalRevoked {
+		return differ("log entry %d is signed by %s after its revocation (entry %d)", l.Index, e.Actor, lp.index)
+	}
 	check(l.Index, e, pub)
 	acc.add(l.Index, e)
 	switch {
-	case e.Transition == "principal":
+	case principalTransitions[e.Transition]:
 		if e.Actor != ServerActor {
 			return differ("log entry %d: principal introduced by %s, not the server", l.Index, e.Actor)
 		}

@@ -116,6 +116,19 @@ func probes() map[string]probe {
 		"GET /v1/log/proof/consistency": {path: "/v1/log/proof/consistency?from=1&to=2", body: noBody},
 		"GET /v1/log/entries":           {path: "/v1/log/entries?start=0&end=1000", body: noBody},
 		"PUT /v1/policy":                {path: "/v1/policy", body: func(who, string) any { return PolicyRequest{Text: string(custody.DefaultPolicyText())} }},
+		"GET /v1/principals":            {path: "/v1/principals", body: noBody},
+		"GET /v1/principals/{name}":     {path: "/v1/principals/alice", body: noBody},
+		"PATCH /v1/principals/{name}": {path: "/v1/principals/alice", body: func(who, string) any {
+			return PrincipalUpdateRequest{Roles: []string{"user", "admin"}}
+		}},
+		"POST /v1/principals/{name}/rotate": {path: "/v1/principals/alice/rotate", body: noBody},
+		"POST /v1/principals/{name}/revoke": {path: "/v1/principals/alice/revoke", body: noBody},
+		"POST /v1/pauses":                   {path: "/v1/pauses", body: func(who, string) any { return PauseRequest{Writer: "nobody", Reason: "probe"} }},
+		"GET /v1/pauses":                    {path: "/v1/pauses", body: noBody},
+		"GET /v1/namespaces":                {path: "/v1/namespaces?prefix=notes", body: noBody},
+		"DELETE /v1/memories/{id}":          {kind: "plain", path: "/v1/memories/{id}?erase=true", body: noBody},
+		"POST /v1/subjects/{name}/erase":    {path: "/v1/subjects/nobody/erase", body: noBody},
+		"DELETE /v1/pauses/{id}":            {path: "/v1/pauses/" + absentID, body: noBody},
 	}
 }
 

@@ -78,8 +78,12 @@ func mustOpenAPI(routes []route) []byte {
 			op.Security = []map[string][]string{{"bearer": {}}}
 		}
 		for _, m := range pathParamRE.FindAllStringSubmatch(rt.path, -1) {
+			doc := "an id; one that cannot be an id is answered as absent (404)"
+			if m[1] != "id" {
+				doc = "a " + m[1]
+			}
 			op.Parameters = append(op.Parameters, &huma.Param{Name: m[1], In: "path", Required: true,
-				Schema: &huma.Schema{Type: huma.TypeString}, Description: "an id; one that cannot be an id is answered as absent (404)"})
+				Schema: &huma.Schema{Type: huma.TypeString}, Description: doc})
 		}
 		for _, p := range rt.query {
 			typ := huma.TypeString
@@ -131,6 +135,8 @@ func mustOpenAPI(routes []route) []byte {
 			item.Put = op
 		case http.MethodDelete:
 			item.Delete = op
+		case http.MethodPatch:
+			item.Patch = op
 		default:
 			panic(fmt.Sprintf("httpapi: route %s: method not documented", rt.pattern()))
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/custody-mem/custody"
 )
@@ -54,6 +55,10 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
+	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes())
+}
+
+func (s *Server) coreRoutes() []route {
 	return []route{
 		{method: "GET", path: "/healthz", summary: "Liveness", tag: "server", public: true,
 			status: 200, response: HealthResponse{}, handler: s.health},

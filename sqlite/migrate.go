@@ -25,7 +25,8 @@ import (
 // older records gain an empty salt and keep their plain SHA-256. Version 10
 // keeps with each principal the index of its latest log entry (log_index),
 // found in the log for the principals of an older database (linkPrincipals).
-const schemaVersion = 10
+// Version 11 adds the pauses table (empty in an older database).
+const schemaVersion = 11
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

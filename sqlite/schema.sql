@@ -112,6 +112,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(
   norm, content='', contentless_delete=1, tokenize='trigram'
 );
+-- An erased body leaves both indexes at once (secure-delete), not at a
+-- later merge; the writer's secure_delete pragma zeroes the pages it frees.
+INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO records_tri (records_tri, rank) VALUES ('secure-delete', 1);
 -- A write adds its record to neither FTS5 index: it puts the record's
 -- normalised text in index_pending, which the gate scans beside records_tri
 -- (instr on the same normalised text: the same substring test), and the
@@ -209,3 +213,19 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   size       INTEGER PRIMARY KEY,
   note       BLOB NOT NULL
 );
+
+-- Pauses of a principal's writes or of a channel (schema 11); until and
+-- resumed_at are Unix nanoseconds, NULL for none.
+CREATE TABLE IF NOT EXISTS pauses (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  writer     TEXT NOT NULL,
+  channel    TEXT NOT NULL,
+  reason     TEXT NOT NULL,
+  by_        TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  until      INTEGER,
+  resumed_at INTEGER,
+  resumed_by TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS pauses_open ON pauses (tenant, id) WHERE resumed_at IS NULL;

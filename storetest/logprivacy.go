@@ -29,6 +29,7 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 		fn   func(t *testing.T, a *apiEnv)
 	}{
 		{"LogPrivacy", testLogPrivacy},
+		{"ForgetHTTP", testForgetHTTP},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -103,6 +103,10 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},
 		{"RememberBatch", testRememberBatch},
+		{"Pauses", testPauses},
+		{"Forget", testForget},
+		{"EraseSubject", testEraseSubject},
+		{"Namespaces", testNamespaces},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

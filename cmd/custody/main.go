@@ -26,7 +26,7 @@ type verb struct {
 
 var verbs = map[string]verb{
 	"serve":     {"run the server (HTTP API, MCP at /mcp; embedded SQLite by default)", runServe},
-	"principal": {"manage principals: principal add --tenant T --name N --role R", runPrincipal},
+	"principal": {"manage principals: principal add|list|show|update|rotate|revoke", runPrincipal},
 	"demo":      {"play the payee-poisoning story end to end on a throwaway store", runDemo},
 	"verify":    {"check that the store and its signed log agree", runVerify},
 	"reindex":   {"rebuild the indexes and lineage edges from the records, once they verify", runReindex},
@@ -42,6 +42,8 @@ var verbs = map[string]verb{
 	"restore":   {"restore a signed snapshot (never revives retired or rejected ids)", runRestore},
 	"bench":     {"run benchmarks: bench poison (the poisoning benchmark)", runBench},
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},
+	"erase":     {"erase a memory of your own, or every memory of a user (--all-of)", runErase},
+	"pause":     {"hold a writer's or a channel's writes for review: pause, pause list, pause resume ID", runPause},
 }
 
 func usage(w io.Writer) {

@@ -128,7 +128,8 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		if *memoryGraph {
 			return serveMemoryGraph(ctx, svc, caller, *channel, transport)
 		}
-		srv, b = mcpserver.New(svc, opts), mcpserver.Local(svc, caller)
+		// checked here for a clear message at start; every tool call checks again
+		srv, b = mcpserver.New(svc, opts), recheckedBackend{svc: svc, token: *token, subject: *subject, principal: p}
 	}
 	err = srv.Run(ctx, b, transport)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {

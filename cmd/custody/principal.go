@@ -29,8 +29,12 @@ func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody principal add --tenant T --name N --role R [--channel C]... [--group G]... [--db FILE]\n\n"+
 			"Creates a principal (and its tenant, if new) and prints its bearer token alone on stdout.\n"+
-			"The token is shown once; only its hash is stored.\n\n")
+			"The token is shown once; only its hash is stored.\n"+
+			"Also: custody principal list|show|update|rotate|revoke (each with -h).\n\n")
 		fs.PrintDefaults()
+	}
+	if len(args) > 0 && adminVerbs[args[0]] {
+		return runPrincipalAdmin(ctx, args[0], args[1:], stdout, stderr)
 	}
 	switch {
 	case len(args) > 0 && isHelp(args[0]):
@@ -38,9 +42,9 @@ func runPrincipal(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return flag.ErrHelp
 	case len(args) == 0:
 		fs.Usage()
-		return usageError{"name a subcommand; the only one is 'add'"}
+		return usageError{"name a subcommand: add, list, show, update, rotate or revoke"}
 	case args[0] != "add":
-		return usageError{fmt.Sprintf("unknown subcommand %q; the only one is 'add': custody principal add --tenant T --name N --role R", args[0])}
+		return usageError{fmt.Sprintf("unknown subcommand %q; use add, list, show, update, rotate or revoke (custody principal add --tenant T --name N --role R)", args[0])}
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

@@ -64,6 +64,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Decisions", func(t *testing.T) { testDecisionTampering(t, b) })
 	t.Run("Sessions", func(t *testing.T) { testSessionTampering(t, b) })
 	t.Run("Reevaluation", func(t *testing.T) { testReevaluationTampering(t, b) })
+	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, b) })
+	t.Run("Pause", func(t *testing.T) { testPauseHTTP(t, b) })
 }
 
 // tamperEnv is a store, a service over it and an HTTP server in front.

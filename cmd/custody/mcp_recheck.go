@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/mcpserver"
+)
+
+// recheckedBackend is the stdio server's backend on a store: it
+// authenticates its token and resolves its subject again before every
+// tool call, so that a principal revoked, rotated or changed meanwhile (by
+// a server or custody principal on the same store) is refused, or acts
+// with its new rights, from its next message on.
+type recheckedBackend struct {
+	svc            *custody.Service
+	token, subject string
+	principal      *custody.Principal // as authenticated at start
+}
+
+var _ mcpserver.Boundary = recheckedBackend{}
+
+func (b recheckedBackend) local(ctx context.Context) (mcpserver.Backend, error) {
+	p, err := b.svc.Authenticate(ctx, b.token)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.svc.Act(ctx, p, b.subject)
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.Local(b.svc, c), nil
+}
+
+// boundary is local's side of the gateway (observations, confirmations).
+func (b recheckedBackend) boundary(ctx context.Context) (mcpserver.Boundary, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.(mcpserver.Boundary), nil
+}
+
+func (b recheckedBackend) Observe(ctx context.Context, session string, in custody.ObservationInput) error {
+	l, err := b.boundary(ctx)
+	if err != nil {
+		return err
+	}
+	return l.Observe(ctx, session, in)
+}
+
+func (b recheckedBackend) ConfirmAction(ctx context.Context, action string, args map[string]any) error {
+	l, err := b.boundary(ctx)
+	if err != nil {
+		return err
+	}
+	return l.ConfirmAction(ctx, action, args)
+}
+
+// Principal is the credential as it was at start: the gateway checks its
+// channels then; every call authenticates again.
+func (b recheckedBackend) Principal() *custody.Principal { return b.principal }
+
+func (b recheckedBackend) OpenSession(ctx context.Context) (*custody.Session, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.OpenSession(ctx)
+}
+
+func (b recheckedBackend) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Search(ctx, in)
+}
+
+func (b recheckedBackend) Get(ctx context.Context, id string) (*custody.Record, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Get(ctx, id)
+}
+
+func (b recheckedBackend) History(ctx context.Context, id string) ([]*custody.Record, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.History(ctx, id)
+}
+
+func (b recheckedBackend) Remember(ctx context.Context, in custody.Candidate) (*custody.Decision, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Remember(ctx, in)
+}
+
+func (b recheckedBackend) Gate(ctx context.Context, in custody.GateInput) (*custody.GateDecision, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Gate(ctx, in)
+}
+
+func (b recheckedBackend) Observations(ctx context.Context, session string) ([]*custody.Observation, error) {
+	l, err := b.local(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Observations(ctx, session)
+}
