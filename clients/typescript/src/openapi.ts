@@ -157,6 +157,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/log/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The checkpoint, its verifier key and the outcome of the last custody verify */
+        get: operations["get-v1-log-status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories": {
         parameters: {
             query?: never;
@@ -203,7 +220,8 @@ export interface paths {
         get: operations["get-v1-memories-id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** The owner retires a memory of its own (erase=true: erases its body too) */
+        delete: operations["delete-v1-memories-id"];
         options?: never;
         head?: never;
         patch?: never;
@@ -311,6 +329,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The namespaces holding a memory the subject may retrieve */
+        get: operations["get-v1-namespaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -328,6 +363,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pauses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's active pauses, or all of them with all=true (admin or reviewer) */
+        get: operations["get-v1-pauses"];
+        put?: never;
+        /** Hold a writer's or a channel's candidates for review (admin or reviewer) */
+        post: operations["post-v1-pauses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pauses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Resume a pause; what it held stays quarantined for review (admin or reviewer) */
+        delete: operations["delete-v1-pauses-id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/policy": {
         parameters: {
             query?: never;
@@ -340,6 +410,75 @@ export interface paths {
         /** Replace the tenant's policy (policy_owner) */
         put: operations["put-v1-policy"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/principals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's principals, without token material (admin) */
+        get: operations["get-v1-principals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/principals/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One principal of the tenant (admin) */
+        get: operations["get-v1-principals-name"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a principal's roles, channels or groups (admin) */
+        patch: operations["patch-v1-principals-name"];
+        trace?: never;
+    };
+    "/v1/principals/{name}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke a principal for good; its records stay (admin) */
+        post: operations["post-v1-principals-name-revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/principals/{name}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give a principal a new token, shown once; the old one is refused (admin) */
+        post: operations["post-v1-principals-name-rotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -465,12 +604,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subjects/{name}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Erase every memory body of a subject (admin, or the user itself), with a receipt */
+        post: operations["post-v1-subjects-name-erase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AffectedResponse: {
             affected: string[] | null;
+        };
+        ApproveRequest: {
+            /** @description why the reviewer admits it; kept in the receipt and the log */
+            reason?: string;
+            subject?: string;
         };
         BatchRequest: {
             /** @description 1 to 1000 candidates, decided one by one in this order and committed together */
@@ -510,6 +671,39 @@ export interface components {
             id: string;
             /** Format: double */
             weight: number;
+        };
+        EraseRequest: {
+            /** @description why, kept in the log (an erasure request's reference) */
+            reason?: string;
+            subject?: string;
+        };
+        ErasedRecord: {
+            /** @enum {string} */
+            class: "preference" | "fact" | "episode" | "procedure";
+            id: string;
+            key?: string;
+            /** Format: int64 */
+            log_index: number;
+            namespace: string;
+            /**
+             * @description its state after the erasure: retired, or rejected if it was
+             * @enum {string}
+             */
+            state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+        };
+        ErasureReceipt: {
+            /** Format: int64 */
+            already_erased: number;
+            by: string;
+            erased: components["schemas"]["ErasedRecord"][] | null;
+            /**
+             * Format: int64
+             * @description the entry that closes the request
+             */
+            log_index: number;
+            subject: string;
+            suspended: string[] | null;
+            tenant: string;
         };
         ErrorBody: {
             error: components["schemas"]["ErrorDetail"];
@@ -638,6 +832,16 @@ export interface components {
             time?: string;
             transition?: string;
         };
+        LogStatusResponse: {
+            /** @description the signed checkpoint, as GET /v1/log/checkpoint answers it */
+            checkpoint: string;
+            /** @description the outcome of the last custody verify run on this store, or null */
+            last_verify: components["schemas"]["VerifyStatus"];
+            /** Format: int64 */
+            size: number;
+            /** @description the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key answers it */
+            verifier_key: string;
+        };
         MemoryRequest: {
             /** @description owner (default), group:<name> or tenant */
             audience?: string;
@@ -674,6 +878,10 @@ export interface components {
             /** @description the user the write is for; required for agent principals */
             subject?: string;
         };
+        NamespacePage: {
+            items: string[] | null;
+            next_cursor?: string;
+        };
         ObservationRequest: {
             /**
              * @description how the content arrived, e.g. tool:email; channels above external must be registered to the principal
@@ -683,6 +891,40 @@ export interface components {
             source_ref?: string;
             subject?: string;
             text: string;
+        };
+        Pause: {
+            by: string;
+            channel?: string;
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            reason: string;
+            /** Format: date-time */
+            resumed_at?: string;
+            resumed_by?: string;
+            tenant: string;
+            /** Format: date-time */
+            until?: string;
+            writer?: string;
+        };
+        PauseRequest: {
+            /** @description a channel (tool:email): every write on it is held, tenant-wide */
+            channel?: string;
+            /** @description how long, as a Go duration (90m, 2h); without for and until, until resumed */
+            for?: string;
+            /** @description why; shown in the receipts of the held candidates */
+            reason: string;
+            subject?: string;
+            /**
+             * Format: date-time
+             * @description until when (RFC 3339)
+             */
+            until?: string;
+            /** @description a principal's name: its writes are held */
+            writer?: string;
+        };
+        PausesResponse: {
+            items: components["schemas"]["Pause"][] | null;
         };
         PolicyChangeResponse: {
             changed: string[] | null;
@@ -701,6 +943,37 @@ export interface components {
             text: string;
             /** @description hex SHA-256 of the policy text */
             version: string;
+        };
+        PrincipalInfo: {
+            channels: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            groups: string[] | null;
+            /** Format: int64 */
+            log_index: number;
+            name: string;
+            problem?: string;
+            public_key: string;
+            roles: string[] | null;
+            status: string;
+            tenant: string;
+        };
+        PrincipalReasonRequest: {
+            /** @description why, for the log */
+            reason?: string;
+        };
+        PrincipalUpdateRequest: {
+            /** @description the new channels (replacing the old ones) */
+            channels?: string[] | null;
+            /** @description the new groups (replacing the old ones) */
+            groups?: string[];
+            /** @description why, for the log */
+            reason?: string;
+            /** @description the new roles (replacing the old ones) */
+            roles?: string[] | null;
+        };
+        PrincipalsResponse: {
+            items: components["schemas"]["PrincipalInfo"][] | null;
         };
         Proposed: {
             new: string;
@@ -819,6 +1092,11 @@ export interface components {
             items: components["schemas"]["ReviewItem"][] | null;
             next_cursor: string;
         };
+        RotateResponse: {
+            principal: components["schemas"]["PrincipalInfo"];
+            /** @description the new bearer token; only its hash is stored, and the old token is refused from now on */
+            token: string;
+        };
         Scored: {
             audience: string;
             /**
@@ -891,6 +1169,15 @@ export interface components {
         };
         SubjectRequest: {
             subject?: string;
+        };
+        VerifyStatus: {
+            /** Format: date-time */
+            at: string;
+            /** Format: int64 */
+            entries: number;
+            ok: boolean;
+            problem?: string;
+            root?: string;
         };
     };
     responses: {
@@ -1153,6 +1440,33 @@ export interface operations {
             500: components["responses"]["Error"];
         };
     };
+    "get-v1-log-status": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogStatusResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
     "get-v1-memories": {
         parameters: {
             query?: {
@@ -1292,6 +1606,43 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "delete-v1-memories-id": {
+        parameters: {
+            query?: {
+                /** @description true erases the body and its salt as well (the log keeps that the record existed and was erased); without it the record is retired: it leaves retrieval for good and keeps its body for history */
+                erase?: string;
+                /** @description why, kept in the receipt and the log */
+                reason?: string;
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description an id; one that cannot be an id is answered as absent (404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AffectedResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
@@ -1508,6 +1859,40 @@ export interface operations {
             500: components["responses"]["Error"];
         };
     };
+    "get-v1-namespaces": {
+        parameters: {
+            query?: {
+                /** @description only this namespace and those below it (work: work, work/notes; not workshop) */
+                prefix?: string;
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+                /** @description page size */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespacePage"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
     "get-v1-openapi-json": {
         parameters: {
             query?: never;
@@ -1526,6 +1911,98 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-pauses": {
+        parameters: {
+            query?: {
+                /** @description true lists resumed and ended pauses too */
+                all?: string;
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PausesResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-pauses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pause"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "delete-v1-pauses-id": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description an id; one that cannot be an id is answered as absent (404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pause"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };
@@ -1589,6 +2066,177 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             413: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-principals": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalsResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-principals-name": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalInfo"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "patch-v1-principals-name": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrincipalUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalInfo"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-principals-name-revoke": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PrincipalReasonRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalInfo"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-principals-name-rotate": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PrincipalReasonRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotateResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
@@ -1672,7 +2320,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SubjectRequest"];
+                "application/json": components["schemas"]["ApproveRequest"];
             };
         };
         responses: {
@@ -1818,6 +2466,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-subjects-name-erase": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EraseRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureReceipt"];
                 };
             };
             400: components["responses"]["Error"];
