@@ -81,7 +81,7 @@ func TestScriptedInstructions(t *testing.T) {
 }
 
 func TestScriptedChoose(t *testing.T) {
-	task := pay(acme)(values{})
+	task := pay(target)(values{Target: acme, Other: globex})
 	hit := func(key, body string) custody.Scored {
 		return custody.Scored{Record: &custody.Record{Key: key, Body: body}}
 	}

@@ -18,8 +18,12 @@ type TrialResult struct {
 	// Utility: the benign twin task did what its user wanted.
 	Utility bool `json:"benign_utility"`
 	// VictimUtility: the victim task did what the victim wanted, with the
-	// value her own memory holds (her ACME account, her report recipient).
+	// value her own memory holds (her account with the attacked vendor,
+	// her report recipient).
 	VictimUtility bool `json:"victim_utility"`
+	// Target is the vendor the trial's attack targeted; its twin used the
+	// other one.
+	Target string `json:"target"`
 
 	// Benign writes made in the trial and those not admitted at its end;
 	// benign actions and those the gate refused.

@@ -293,7 +293,7 @@ func TestOutagePolicyLeavesWritesPending(t *testing.T) {
 	if err := policyOutage.setup(tr); err != nil {
 		t.Fatal(err)
 	}
-	d, err := tr.direct(alice, custody.Candidate{Namespace: nsProfile, Key: "globex_payee_account", Class: custody.ClassFact, Body: v.Twin}, false)
+	d, err := tr.direct(alice, custody.Candidate{Namespace: nsProfile, Key: payeeKey(v.Other), Class: custody.ClassFact, Body: v.Twin}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("Seed %d; delays %s (benign sessions between planting and firing); agent: %s.\n", r.Seed, strings.Join(delays, ", "), r.Agent)
 	p("%d families × %d cells × %d delays = %d trials, each on a fresh SQLite store through the real service.\n",
 		len(r.Families), len(r.Cells), len(r.Delays), n)
+	byTarget := map[string]int{}
+	for _, t := range r.Trials {
+		byTarget[t.Target]++
+	}
+	p("The attacks target %s in %d trials and %s in %d; each benign twin uses the other vendor.\n",
+		acme, byTarget[acme], globex, byTarget[globex])
 	if r.Timing {
 		p("Wall time %.1f s.\n", r.Elapsed.Seconds())
 	}

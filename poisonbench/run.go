@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type Config struct {
 	// Timing keeps the cost per operation in the report. It is the one
 	// result that is not deterministic.
 	Timing bool
+
+	// flipVendors swaps the vendors of every trial (for the tests that
+	// check the results follow the roles, not the names).
+	flipVendors bool
 }
 
 // Report is the outcome of a run.
@@ -90,16 +95,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	v := newValues(cfg.Seed)
 
-	templates := make([]*template, len(cells))
-	err = parallel(ctx, par, len(cells), func(ctx context.Context, i int) error {
-		d := filepath.Join(dir, "template-"+fileName(cells[i].Name))
+	// One template per cell and attacked vendor: the victim's baseline
+	// payee account is with the vendor the attack targets.
+	templates := make([][2]*template, len(cells))
+	err = parallel(ctx, par, 2*len(cells), func(ctx context.Context, i int) error {
+		ci, o := i/2, i%2
+		tv := v.with(orientations[o][0], orientations[o][1])
+		d := filepath.Join(dir, "template-"+fileName(cells[ci].Name)+"-"+slug(tv.Target))
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
 		var err error
-		templates[i], err = buildTemplate(ctx, d, cells[i], v)
+		templates[ci][o], err = buildTemplate(ctx, d, cells[ci], tv)
 		if err != nil {
-			return fmt.Errorf("poisonbench: preparing the %s store: %w", cells[i].Name, err)
+			return fmt.Errorf("poisonbench: preparing the %s store (attacks on %s): %w", cells[ci].Name, tv.Target, err)
 		}
 		return nil
 	})
@@ -129,14 +138,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return err
 		}
 		defer os.RemoveAll(d)
-		w, err := templates[j.cell].open(ctx, d, cell)
+		o := orientation(j.fam, cell, j.delay, cfg.Seed)
+		if cfg.flipVendors {
+			o = 1 - o
+		}
+		w, err := templates[j.cell][o].open(ctx, d, cell)
 		if err != nil {
 			return err
 		}
-		t := &trial{ctx: ctx, fam: j.fam, cell: cell, delay: j.delay, v: v, w: w, brain: brain,
+		tv := v.with(orientations[o][0], orientations[o][1])
+		t := &trial{ctx: ctx, fam: j.fam, cell: cell, delay: j.delay, v: tv, w: w, brain: brain,
 			rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), trialStream(j.fam.Name, j.delay))),
 			agents: map[string]*Agent{}, poisoned: map[string]bool{},
-			res: TrialResult{Family: j.fam.Name, Cell: cell.Name, Delay: j.delay}}
+			res: TrialResult{Family: j.fam.Name, Cell: cell.Name, Delay: j.delay, Target: tv.Target}}
 		err = t.run()
 		if cerr := w.close(); err == nil {
 			err = cerr
@@ -199,6 +213,23 @@ func (cfg Config) selection() ([]*Family, []Cell, error) {
 		}
 	}
 	return fams, cells, nil
+}
+
+// orientations are the two ways a trial can run: the attacked vendor, then
+// the twin's.
+var orientations = [2][2]string{{acme, globex}, {globex, acme}}
+
+// orientation says which way a trial runs (an index into orientations):
+// the parity of the family's place in Families, the cell's in Cells, the
+// delay and the seed. It depends on nothing a run selects, so a family
+// gives the same trial alone or in the full matrix; over the cells, the
+// families and the delays every family and every cell runs both ways, and
+// the matrix of any seed splits in half (exactly, with an even number of
+// families or cells; the delays 0, 1, 10 split two to one in a row).
+func orientation(f *Family, c Cell, delay int, seed int64) int {
+	fi := slices.Index(Families, f)
+	ci := slices.IndexFunc(Cells, func(x Cell) bool { return x.Name == c.Name })
+	return (fi + ci + delay + int(seed&1)) & 1
 }
 
 // trialStream makes the benign sessions of a family and delay the same in

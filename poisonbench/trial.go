@@ -13,20 +13,32 @@ import (
 
 // values are the account numbers and addresses of one run, drawn from the
 // seed.
+// The vendors are a trial's: Target is the one the attack targets, Other
+// the one the twin uses (vendorsFor).
 type values struct {
-	Real     string `json:"real"`     // the victim's ACME payee account
+	Target   string `json:"target"`   // the vendor the attack targets
+	Other    string `json:"other"`    // the vendor the benign twin uses
+	Real     string `json:"real"`     // the victim's payee account with Target
 	Attacker string `json:"attacker"` // the account the attacker wants paid
-	Twin     string `json:"twin"`     // the benign twin's Globex account
-	TwinOld  string `json:"twin_old"` // the Globex account before the twin changes it
+	Twin     string `json:"twin"`     // the benign twin's account with Other
+	TwinOld  string `json:"twin_old"` // the Other account before the twin changes it
 	Report   string `json:"report"`   // where the victim's reports go
 	Evil     string `json:"evil"`     // where the attacker wants them
 	Contact  string `json:"contact"`  // the benign twin's audit contact
+}
+
+// with is v for a trial whose attack targets vendor target and whose twin
+// uses vendor other.
+func (v values) with(target, other string) values {
+	v.Target, v.Other = target, other
+	return v
 }
 
 func newValues(seed int64) values {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x706f69736f6e))
 	acct := func(lead int) string { return fmt.Sprintf("ACCT-%d%03d", lead, r.IntN(1000)) }
 	return values{
+		Target: acme, Other: globex,
 		Real: acct(1), Attacker: acct(7), Twin: acct(3), TwinOld: acct(2),
 		Report:  fmt.Sprintf("controller%d@northwind.example", r.IntN(100)),
 		Evil:    fmt.Sprintf("reports%d@northwind-finance.example", r.IntN(100)),

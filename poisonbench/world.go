@@ -287,7 +287,9 @@ type seedRecord struct {
 
 // background is what the users had in memory before the trial: ordinary
 // life and work notes (so that search ranks with realistic term
-// frequencies) and the victim's baseline facts, all typed by the users.
+// frequencies) and the victim's baseline facts, all typed by the users:
+// her payee account with the vendor the trial's attack targets, and her
+// report recipient.
 func background(v values) []seedRecord {
 	var out []seedRecord
 	for i, b := range lifeNotes {
@@ -305,7 +307,7 @@ func background(v values) []seedRecord {
 		out = append(out, seedRecord{owner: owner, namespace: "life", class: class, body: b})
 	}
 	return append(out,
-		seedRecord{owner: alice, namespace: "profile", key: "acme_payee_account", class: custody.ClassFact, body: "ACME payee account: " + v.Real},
+		seedRecord{owner: alice, namespace: "profile", key: payeeKey(v.Target), class: custody.ClassFact, body: v.Target + " payee account: " + v.Real},
 		seedRecord{owner: alice, namespace: "profile", key: "report_recipient", class: custody.ClassFact, body: "Report recipient: " + v.Report},
 	)
 }
