@@ -11,11 +11,13 @@ from .client import Client
 from .errors import (AdmissionUndecidable, BodyTooLarge, Conflict, CustodyError, Forbidden, GateRefused,
                      InvalidInput, NotFound, RateLimited, SubjectNotAllowed, Unauthenticated, Unavailable)
 from .harness import Session, wrap_tool
-from .types import Decision, Edge, GateDecision, Page, Record, SessionInfo
+from .types import (Decision, Edge, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated,
+                    SessionInfo)
 
 __all__ = [
     "Client", "Session", "wrap_tool",
     "Record", "Decision", "GateDecision", "SessionInfo", "Page", "Edge",
+    "Principal", "Rotated", "Pause", "ErasureReceipt", "LogStatus",
     "CustodyError", "InvalidInput", "Unauthenticated", "Forbidden", "SubjectNotAllowed", "NotFound",
     "Conflict", "BodyTooLarge", "RateLimited", "Unavailable", "AdmissionUndecidable", "GateRefused",
 ]

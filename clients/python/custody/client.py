@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from .errors import CustodyError, error_from
-from .types import Decision, GateDecision, Page, Record, SessionInfo
+from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated, SessionInfo
 
 _UNSET = object()
 
@@ -30,10 +30,12 @@ class Client:
     # -- transport -------------------------------------------------------
 
     def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None,
-                 body: Any = _UNSET, text: Optional[str] = None, raw: bool = False) -> Any:
+                 body: Any = _UNSET, text: Optional[str] = None, raw: bool = False, auth: bool = True) -> Any:
         q = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
         url = self.base_url + path + ("?" + urllib.parse.urlencode(q) if q else "")
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        headers = {"Accept": "application/json"}
+        if auth:
+            headers["Authorization"] = f"Bearer {self.token}"
         data = None
         if text is not None:
             data = text.encode("utf-8")
@@ -129,6 +131,30 @@ class Client:
         return Record.from_dict(self._request("POST", f"/v1/memories/{self._id(id)}/confirm",
                                               body={"subject": self._subject(subject)}))
 
+    def forget(self, id: str, reason: Optional[str] = None, erase: bool = False, *,
+               subject: Optional[str] = None) -> List[str]:
+        """The owner retires a memory of its own (DELETE /v1/memories/{id}); erase=True erases its body too."""
+        return self._request("DELETE", f"/v1/memories/{self._id(id)}", {
+            "erase": "true" if erase else None, "reason": reason, "subject": self._subject(subject)})["affected"]
+
+    def erase_subject(self, name: str, reason: Optional[str] = None, *,
+                      subject: Optional[str] = None) -> ErasureReceipt:
+        """Erase every memory body of a subject (admin, or the user itself), with a receipt."""
+        return ErasureReceipt.from_dict(self._request("POST", f"/v1/subjects/{self._id(name)}/erase",
+                                                      body={"reason": reason, "subject": self._subject(subject)}))
+
+    def namespaces(self, *, prefix: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+                   subject: Optional[str] = None) -> Page:
+        """One page of the namespaces holding a memory the subject may retrieve (items are names)."""
+        d = self._request("GET", "/v1/namespaces", {"prefix": prefix, "limit": limit, "cursor": cursor,
+                                                     "subject": self._subject(subject)})
+        return Page(list(d.get("items") or []), d.get("next_cursor") or "")
+
+    def iter_namespaces(self, *, prefix: Optional[str] = None, page_size: Optional[int] = None,
+                        subject: Optional[str] = None) -> Iterator[str]:
+        """Every such namespace, following next_cursor page by page."""
+        return _pages(lambda cursor: self.namespaces(prefix=prefix, limit=page_size, cursor=cursor, subject=subject))
+
     # -- repair ----------------------------------------------------------
 
     def quarantine(self, id: str, reason: Optional[str] = None, *, subject: Optional[str] = None) -> List[str]:
@@ -155,9 +181,10 @@ class Client:
     def iter_review(self, *, page_size: Optional[int] = None, subject: Optional[str] = None) -> Iterator[Record]:
         return _pages(lambda cursor: self.review(limit=page_size, cursor=cursor, subject=subject))
 
-    def approve(self, id: str, *, subject: Optional[str] = None) -> Record:
+    def approve(self, id: str, reason: Optional[str] = None, *, subject: Optional[str] = None) -> Record:
+        """Admit a held candidate; reason is kept in the receipt and the log."""
         return Record.from_dict(self._request("POST", f"/v1/review/{self._id(id)}/approve",
-                                              body={"subject": self._subject(subject)}))
+                                              body={"reason": reason, "subject": self._subject(subject)}))
 
     def reject(self, id: str, reason: Optional[str] = None, *, subject: Optional[str] = None) -> Record:
         return Record.from_dict(self._request("POST", f"/v1/review/{self._id(id)}/reject",
@@ -224,6 +251,63 @@ class Client:
             yield from entries
             start += len(entries)
 
+    def log_key(self) -> str:
+        """The checkpoint verifier key (C2SP signed-note vkey); asked without the token."""
+        return self._request("GET", "/v1/log/key", raw=True, auth=False).strip()
+
+    def log_status(self, *, subject: Optional[str] = None) -> LogStatus:
+        """{checkpoint, size, verifier_key, last_verify}; last_verify is None before any custody verify."""
+        return LogStatus.from_dict(self._request("GET", "/v1/log/status", {"subject": self._subject(subject)}))
+
+    # -- principals (admin) ----------------------------------------------
+
+    def principals(self, *, subject: Optional[str] = None) -> List[Principal]:
+        d = self._request("GET", "/v1/principals", {"subject": self._subject(subject)})
+        return [Principal.from_dict(p) for p in d.get("items") or []]
+
+    def principal(self, name: str, *, subject: Optional[str] = None) -> Principal:
+        return Principal.from_dict(self._request("GET", f"/v1/principals/{self._id(name)}",
+                                                 {"subject": self._subject(subject)}))
+
+    def update_principal(self, name: str, *, roles: Optional[Sequence[str]] = None,
+                         channels: Optional[Sequence[str]] = None, groups: Optional[Sequence[str]] = None,
+                         reason: Optional[str] = None, subject: Optional[str] = None) -> Principal:
+        """Replace a principal's roles, channels or groups (those given; the others stay)."""
+        return Principal.from_dict(self._request(
+            "PATCH", f"/v1/principals/{self._id(name)}", {"subject": self._subject(subject)},
+            body={"roles": _list(roles), "channels": _list(channels), "groups": _list(groups), "reason": reason}))
+
+    def rotate_principal(self, name: str, reason: Optional[str] = None, *,
+                         subject: Optional[str] = None) -> Rotated:
+        """A new token for the principal; the old one is refused from now on."""
+        d = self._request("POST", f"/v1/principals/{self._id(name)}/rotate", {"subject": self._subject(subject)},
+                          body={"reason": reason})
+        return Rotated(Principal.from_dict(d["principal"]), d["token"])
+
+    def revoke_principal(self, name: str, reason: Optional[str] = None, *,
+                         subject: Optional[str] = None) -> Principal:
+        """Revoke the principal: its token is refused from now on."""
+        return Principal.from_dict(self._request("POST", f"/v1/principals/{self._id(name)}/revoke",
+                                                 {"subject": self._subject(subject)}, body={"reason": reason}))
+
+    # -- pauses (admin or reviewer) --------------------------------------
+
+    def pause(self, reason: str, *, writer: Optional[str] = None, channel: Optional[str] = None,
+              for_: Optional[str] = None, until: Optional[str] = None, subject: Optional[str] = None) -> Pause:
+        """Hold a writer's or a channel's candidates for review; for_ is a Go duration (90m), until RFC 3339."""
+        return Pause.from_dict(self._request("POST", "/v1/pauses", body={
+            "writer": writer, "channel": channel, "for": for_, "until": until, "reason": reason,
+            "subject": self._subject(subject)}))
+
+    def pauses(self, *, all: bool = False, subject: Optional[str] = None) -> List[Pause]:
+        """The active pauses, or with all=True the resumed and ended ones too."""
+        d = self._request("GET", "/v1/pauses", {"all": "true" if all else None, "subject": self._subject(subject)})
+        return [Pause.from_dict(p) for p in d.get("items") or []]
+
+    def resume(self, id: str, *, subject: Optional[str] = None) -> Pause:
+        """End a pause; what it held stays quarantined for review."""
+        return Pause.from_dict(self._request("DELETE", f"/v1/pauses/{self._id(id)}", {"subject": self._subject(subject)}))
+
     # -- policy and server -----------------------------------------------
 
     def get_policy(self, *, subject: Optional[str] = None) -> Dict[str, Any]:
@@ -242,7 +326,11 @@ class Client:
         return self._request("GET", "/v1/openapi.json")
 
 
-def _pages(fetch) -> Iterator[Record]:
+def _list(v: Optional[Sequence[str]]) -> Optional[List[str]]:
+    return list(v) if v is not None else None
+
+
+def _pages(fetch) -> Iterator[Any]:
     cursor: Optional[str] = None
     while True:
         page = fetch(cursor)

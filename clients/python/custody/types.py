@@ -127,7 +127,96 @@ class SessionInfo:
 
 @dataclass
 class Page:
-    """One page of a list answer."""
+    """One page of a list answer: records, or namespace names for namespaces()."""
 
-    items: List[Record]
+    items: List[Any]
     next_cursor: str = ""
+
+
+@dataclass
+class Principal:
+    """A principal of the tenant, as an admin sees it (no token, only its public key)."""
+
+    name: str
+    tenant: str = ""
+    roles: List[str] = field(default_factory=list)
+    channels: List[str] = field(default_factory=list)
+    groups: List[str] = field(default_factory=list)
+    status: str = ""
+    public_key: str = ""
+    created_at: str = ""
+    log_index: int = 0
+    problem: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Principal":
+        d2 = {k: (v if v is not None else []) if k in ("roles", "channels", "groups") else v for k, v in d.items()}
+        p = _build(cls, d2)
+        p.raw = d
+        return p
+
+
+@dataclass
+class Rotated:
+    """The answer of a token rotation: the principal and its new token (shown once)."""
+
+    principal: Principal
+    token: str
+
+
+@dataclass
+class Pause:
+    """A pause of a writer's or a channel's writes: held for review while active."""
+
+    id: str
+    tenant: str = ""
+    writer: str = ""
+    channel: str = ""
+    reason: str = ""
+    by: str = ""
+    created_at: str = ""
+    until: Optional[str] = None
+    resumed_at: Optional[str] = None
+    resumed_by: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Pause":
+        return _build(cls, d)
+
+
+@dataclass
+class ErasureReceipt:
+    """The receipt of a subject's erasure: what was erased, what was suspended."""
+
+    subject: str
+    tenant: str = ""
+    by: str = ""
+    erased: List[Dict[str, Any]] = field(default_factory=list)
+    already_erased: int = 0
+    suspended: List[str] = field(default_factory=list)
+    log_index: int = 0
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "ErasureReceipt":
+        d2 = {k: (v if v is not None else []) if k in ("erased", "suspended") else v for k, v in d.items()}
+        r = _build(cls, d2)
+        r.raw = d
+        return r
+
+
+@dataclass
+class LogStatus:
+    """The log's signed checkpoint, size, verifier key and last custody verify (or None)."""
+
+    checkpoint: str
+    size: int = 0
+    verifier_key: str = ""
+    last_verify: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "LogStatus":
+        return _build(cls, d)

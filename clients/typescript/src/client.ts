@@ -4,8 +4,9 @@
 import { CustodyError, errorFrom } from './errors.js';
 import { Session } from './harness.js';
 import type {
-  ConsistencyProof, Decision, Edge, GateDecision, InclusionProof, Lineage, LogEntry, MemoryClass, MemoryRecord,
-  Page, Policy, PolicyChange, ReviewItem, ScoredRecord, SessionInfo,
+  ConsistencyProof, Decision, Edge, ErasureReceipt, GateDecision, InclusionProof, Lineage, LogEntry, LogStatus,
+  MemoryClass, MemoryRecord, Page, Pause, PauseRequest, Policy, PolicyChange, PrincipalInfo, PrincipalUpdate,
+  ReviewItem, Rotated, ScoredRecord, SessionInfo,
 } from './types.js';
 
 export interface ClientOptions {
@@ -59,6 +60,11 @@ export interface GateOptions extends CallOptions {
   session?: string;
 }
 
+export interface NamespaceFilter extends CallOptions {
+  /** Only this namespace and those below it (work: work, work/notes; not workshop). */
+  prefix?: string;
+}
+
 type Query = Record<string, string | number | boolean | undefined>;
 
 export class CustodyClient {
@@ -74,12 +80,13 @@ export class CustodyClient {
     this.doFetch = opts.fetch ?? fetch;
   }
 
-  private async request<T>(method: string, path: string, query: Query = {}, body?: object, text?: string): Promise<T> {
+  private async request<T>(method: string, path: string, query: Query = {}, body?: object, text?: string, auth = true): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(query)) {
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     }
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.token}`, Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (auth) headers.Authorization = `Bearer ${this.token}`;
     let payload: string | undefined;
     if (text !== undefined) {
       payload = text;
@@ -169,6 +176,29 @@ export class CustodyClient {
     return this.request('POST', `/v1/memories/${this.p(id)}/confirm`, {}, { subject: this.sub(o) });
   }
 
+  /** The owner retires a memory of its own (DELETE /v1/memories/{id}); erase erases its body too. */
+  async forget(id: string, o: CallOptions & { reason?: string; erase?: boolean } = {}): Promise<string[]> {
+    return (await this.request<{ affected: string[] | null }>('DELETE', `/v1/memories/${this.p(id)}`,
+      { erase: o.erase ? 'true' : undefined, reason: o.reason, subject: this.sub(o) })).affected ?? [];
+  }
+
+  /** Erase every memory body of a subject (admin, or the user itself), with a receipt. */
+  eraseSubject(name: string, o: CallOptions & { reason?: string } = {}): Promise<ErasureReceipt> {
+    return this.request('POST', `/v1/subjects/${this.p(name)}/erase`, {}, { reason: o.reason, subject: this.sub(o) });
+  }
+
+  /** One page of the namespaces holding a memory the subject may retrieve. */
+  async listNamespaces(f: NamespaceFilter & PageOptions = {}): Promise<Page<string>> {
+    const d = await this.request<{ items: string[] | null; next_cursor?: string }>('GET', '/v1/namespaces',
+      { prefix: f.prefix, limit: f.limit, cursor: f.cursor, subject: this.sub(f) });
+    return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
+  }
+
+  /** Every such namespace, following next_cursor page by page. */
+  namespaces(f: NamespaceFilter & { pageSize?: number } = {}): AsyncGenerator<string> {
+    return pages((cursor) => this.listNamespaces({ ...f, limit: f.pageSize, cursor }));
+  }
+
   // -- repair ------------------------------------------------------------
 
   async quarantine(id: string, o: CallOptions & { reason?: string } = {}): Promise<string[]> {
@@ -198,8 +228,9 @@ export class CustodyClient {
     return pages((cursor) => this.review({ ...o, limit: o.pageSize, cursor }));
   }
 
-  approve(id: string, o?: CallOptions): Promise<MemoryRecord> {
-    return this.request('POST', `/v1/review/${this.p(id)}/approve`, {}, { subject: this.sub(o) });
+  /** Admit a held candidate; reason is kept in the receipt and the log. */
+  approve(id: string, o: CallOptions & { reason?: string } = {}): Promise<MemoryRecord> {
+    return this.request('POST', `/v1/review/${this.p(id)}/approve`, {}, { reason: o.reason, subject: this.sub(o) });
   }
 
   reject(id: string, o: CallOptions & { reason?: string } = {}): Promise<MemoryRecord> {
@@ -265,6 +296,59 @@ export class CustodyClient {
       yield* entries;
       start += entries.length;
     }
+  }
+
+  /** The checkpoint verifier key (C2SP signed-note vkey); asked without the token. */
+  async logKey(): Promise<string> {
+    return (await this.request<string>('GET', '/v1/log/key', {}, undefined, undefined, false)).trim();
+  }
+
+  /** The signed checkpoint, the size, the verifier key and the last custody verify (null before any). */
+  logStatus(o?: CallOptions): Promise<LogStatus> {
+    return this.request('GET', '/v1/log/status', { subject: this.sub(o) });
+  }
+
+  // -- principals (admin) ------------------------------------------------
+
+  async principals(o?: CallOptions): Promise<PrincipalInfo[]> {
+    return (await this.request<{ items: PrincipalInfo[] | null }>('GET', '/v1/principals', { subject: this.sub(o) })).items ?? [];
+  }
+
+  principal(name: string, o?: CallOptions): Promise<PrincipalInfo> {
+    return this.request('GET', `/v1/principals/${this.p(name)}`, { subject: this.sub(o) });
+  }
+
+  /** Replace a principal's roles, channels or groups (those given; the others stay). */
+  updatePrincipal(name: string, change: PrincipalUpdate, o?: CallOptions): Promise<PrincipalInfo> {
+    return this.request('PATCH', `/v1/principals/${this.p(name)}`, { subject: this.sub(o) }, change);
+  }
+
+  /** A new token for the principal; the old one is refused from now on. */
+  rotatePrincipal(name: string, o: CallOptions & { reason?: string } = {}): Promise<Rotated> {
+    return this.request('POST', `/v1/principals/${this.p(name)}/rotate`, { subject: this.sub(o) }, { reason: o.reason });
+  }
+
+  /** Revoke the principal: its token is refused from now on. */
+  revokePrincipal(name: string, o: CallOptions & { reason?: string } = {}): Promise<PrincipalInfo> {
+    return this.request('POST', `/v1/principals/${this.p(name)}/revoke`, { subject: this.sub(o) }, { reason: o.reason });
+  }
+
+  // -- pauses (admin or reviewer) ----------------------------------------
+
+  /** Hold a writer's or a channel's candidates for review; for is a Go duration (90m), until RFC 3339. */
+  pause(input: Omit<PauseRequest, 'subject'>, o?: CallOptions): Promise<Pause> {
+    return this.request('POST', '/v1/pauses', {}, { ...input, subject: this.sub(o) });
+  }
+
+  /** The active pauses, or with all the resumed and ended ones too. */
+  async pauses(o: CallOptions & { all?: boolean } = {}): Promise<Pause[]> {
+    return (await this.request<{ items: Pause[] | null }>('GET', '/v1/pauses',
+      { all: o.all ? 'true' : undefined, subject: this.sub(o) })).items ?? [];
+  }
+
+  /** End a pause; what it held stays quarantined for review. */
+  resume(id: string, o?: CallOptions): Promise<Pause> {
+    return this.request('DELETE', `/v1/pauses/${this.p(id)}`, { subject: this.sub(o) });
   }
 
   // -- policy and server -------------------------------------------------

@@ -21,6 +21,15 @@ export type MemoryRequest = S['MemoryRequest'];
 export type SearchRequest = S['SearchRequest'];
 export type GateRequest = S['GateRequest'];
 export type Edge = S['Edge'];
+export type PrincipalInfo = S['PrincipalInfo'];
+export type PrincipalUpdate = S['PrincipalUpdateRequest'];
+export type Rotated = S['RotateResponse'];
+export type Pause = S['Pause'];
+export type PauseRequest = S['PauseRequest'];
+export type ErasureReceipt = S['ErasureReceipt'];
+export type ErasedRecord = S['ErasedRecord'];
+export type LogStatus = S['LogStatusResponse'];
+export type VerifyStatus = S['VerifyStatus'];
 export type MemoryClass = MemoryRequest['class'];
 
 /** One page of a list answer. */
