@@ -48,3 +48,22 @@ func (s *Service) Namespaces(ctx context.Context, c *Caller, prefix, cursor stri
 	}
 	return page, nil
 }
+
+// validNamespaces checks the namespace filters of a list or search: each
+// is a namespace when set, and at most one is set.
+func validNamespaces(namespace, prefix string) error {
+	if namespace != "" && prefix != "" {
+		return invalid("namespace_prefix", "namespace and namespace_prefix exclude each other: give namespace for exactly one namespace, or namespace_prefix for it and those below it")
+	}
+	if namespace != "" {
+		if err := ValidNamespace(namespace); err != nil {
+			return err
+		}
+	}
+	if prefix != "" {
+		if err := ValidNamespace(prefix); err != nil {
+			return invalid("namespace_prefix", "namespace_prefix: %s", err.Error())
+		}
+	}
+	return nil
+}

@@ -20,9 +20,12 @@ func (s *Service) Get(ctx context.Context, c *Caller, id string) (*Record, error
 // ListInput filters a listing.
 type ListInput struct {
 	Namespace, Key string
-	Class          Class
-	Limit          int
-	Cursor         string
+	// NamespacePrefix keeps this namespace and those below it; it excludes
+	// Namespace.
+	NamespacePrefix string
+	Class           Class
+	Limit           int
+	Cursor          string
 }
 
 // Page is one page of records and the cursor of the next ("" at the end).
@@ -34,10 +37,8 @@ type Page struct {
 // List returns the eligible records of the subject, the newest version per
 // key, newest first.
 func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, error) {
-	if in.Namespace != "" {
-		if err := ValidNamespace(in.Namespace); err != nil {
-			return nil, err
-		}
+	if err := validNamespaces(in.Namespace, in.NamespacePrefix); err != nil {
+		return nil, err
 	}
 	if err := ValidKey(in.Key); err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, err
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.store.List(ctx, c.scope(s.now()), ListFilter{Namespace: in.Namespace, Key: in.Key, Class: in.Class, Limit: limit + 1, After: after})
+	recs, err := s.store.List(ctx, c.scope(s.now()), ListFilter{Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Key: in.Key, Class: in.Class, Limit: limit + 1, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +75,10 @@ func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, err
 type SearchInput struct {
 	Query     string
 	Namespace string
-	Class     Class
-	Limit     int
+	// NamespacePrefix is as in ListInput.
+	NamespacePrefix string
+	Class           Class
+	Limit           int
 }
 
 // Search ranks the subject's eligible records against plain text: words are
@@ -87,10 +90,8 @@ func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scor
 	if len(in.Query) > 4096 {
 		return nil, invalid("query", "query is longer than 4096 bytes")
 	}
-	if in.Namespace != "" {
-		if err := ValidNamespace(in.Namespace); err != nil {
-			return nil, err
-		}
+	if err := validNamespaces(in.Namespace, in.NamespacePrefix); err != nil {
+		return nil, err
 	}
 	if in.Class != "" {
 		if _, err := ParseClass(string(in.Class)); err != nil {
@@ -101,7 +102,7 @@ func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scor
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, Class: in.Class, Limit: limit})
+	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: in.Class, Limit: limit})
 	if hits == nil && err == nil {
 		hits = []Scored{}
 	}

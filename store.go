@@ -169,18 +169,23 @@ type Scope struct {
 // ListFilter narrows a listing; zero fields do not filter.
 type ListFilter struct {
 	Namespace string
-	Key       string
-	Class     Class
-	Limit     int
-	After     string // id cursor: return records with ids below it (newest first)
+	// NamespacePrefix keeps the records in this namespace or below it
+	// (work: work and work/notes, not workshop).
+	NamespacePrefix string
+	Key             string
+	Class           Class
+	Limit           int
+	After           string // id cursor: return records with ids below it (newest first)
 }
 
 // SearchQuery is a plain-text search.
 type SearchQuery struct {
 	Text      string
 	Namespace string
-	Class     Class
-	Limit     int
+	// NamespacePrefix is as in ListFilter.
+	NamespacePrefix string
+	Class           Class
+	Limit           int
 }
 
 // Scored is a search hit: a record and its relevance (higher is better).

@@ -36,13 +36,16 @@ func (c *Client) Get(ctx context.Context, id, subject string) (*custody.Record, 
 // ListOptions filter List; zero fields do not filter.
 type ListOptions struct {
 	Namespace, Key, Class, Subject string
-	Limit                          int
-	Cursor                         string
+	// NamespacePrefix keeps this namespace and those below it; it excludes
+	// Namespace.
+	NamespacePrefix string
+	Limit           int
+	Cursor          string
 }
 
 func (o ListOptions) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"namespace": o.Namespace, "key": o.Key, "class": o.Class, "subject": o.Subject, "cursor": o.Cursor} {
+	for k, v := range map[string]string{"namespace": o.Namespace, "namespace_prefix": o.NamespacePrefix, "key": o.Key, "class": o.Class, "subject": o.Subject, "cursor": o.Cursor} {
 		if v != "" {
 			q.Set(k, v)
 		}

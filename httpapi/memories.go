@@ -46,9 +46,11 @@ func (m *MemoryRequest) candidate() (custody.Candidate, error) {
 type SearchRequest struct {
 	Query     string `json:"query" doc:"plain text; words are matched as terms"`
 	Subject   string `json:"subject,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Class     string `json:"class,omitempty" enum:"preference,fact,episode,procedure"`
-	Limit     int    `json:"limit,omitempty" doc:"default 10, at most 100"`
+	Namespace string `json:"namespace,omitempty" doc:"only this namespace"`
+	// NamespacePrefix excludes Namespace.
+	NamespacePrefix string `json:"namespace_prefix,omitempty" doc:"only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"`
+	Class           string `json:"class,omitempty" enum:"preference,fact,episode,procedure"`
+	Limit           int    `json:"limit,omitempty" doc:"default 10, at most 100"`
 }
 
 // SearchResponse is the answer of POST /v1/search, best first. Search is
@@ -124,7 +126,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.svc.List(r.Context(), c, custody.ListInput{
-		Namespace: q.Get("namespace"), Key: q.Get("key"), Class: custody.Class(q.Get("class")),
+		Namespace: q.Get("namespace"), NamespacePrefix: q.Get("namespace_prefix"), Key: q.Get("key"), Class: custody.Class(q.Get("class")),
 		Limit: limit, Cursor: q.Get("cursor"),
 	})
 	if err != nil {
@@ -144,7 +146,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	hits, err := s.svc.Search(r.Context(), c, custody.SearchInput{
-		Query: req.Query, Namespace: req.Namespace, Class: custody.Class(req.Class), Limit: req.Limit,
+		Query: req.Query, Namespace: req.Namespace, NamespacePrefix: req.NamespacePrefix, Class: custody.Class(req.Class), Limit: req.Limit,
 	})
 	if err != nil {
 		return err

@@ -28,7 +28,9 @@ const (
 type SearchInput struct {
 	Query     string `json:"query" jsonschema:"plain text; its words are matched against memory bodies and keys (not a query language)"`
 	Namespace string `json:"namespace,omitempty" jsonschema:"only memories in this namespace, e.g. prefs or bank/payees"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 10)"`
+	// NamespacePrefix excludes Namespace.
+	NamespacePrefix string `json:"namespace_prefix,omitempty" jsonschema:"only memories in this namespace or below it, e.g. bank for bank and bank/payees (not banking); not with namespace"`
+	Limit           int    `json:"limit,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 10)"`
 }
 
 // GetInput is what memory_get and memory_history take.
@@ -266,7 +268,7 @@ func (ss *session) search(ctx context.Context, req *mcp.CallToolRequest, in Sear
 	if err := ss.check(req); err != nil {
 		return nil, SearchOutput{}, err
 	}
-	hits, err := ss.b.Search(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit})
+	hits, err := ss.b.Search(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Limit: in.Limit})
 	if err != nil {
 		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
 	}

@@ -15,7 +15,7 @@ func (s *Store) Namespaces(ctx context.Context, sc custody.Scope, prefix, after 
 	var a args
 	q := `SELECT DISTINCT r.namespace COLLATE "C" AS ns FROM records r WHERE ` + eligible(&a, sc)
 	p := a.add(prefix)
-	q += ` AND (` + p + ` = '' OR r.namespace = ` + p + ` OR left(r.namespace, length(` + p + `) + 1) = ` + p + ` || '/')
+	q += ` AND (` + p + ` = '' OR ` + underPrefix(p) + `)
  AND r.namespace COLLATE "C" > ` + a.add(after) + ` ORDER BY ns LIMIT ` + a.add(limit)
 	rows, err := s.pool.Query(ctx, q, a...)
 	if err != nil {
@@ -31,4 +31,12 @@ func (s *Store) Namespaces(ctx context.Context, sc custody.Scope, prefix, after 
 		out = append(out, ns)
 	}
 	return out, classify(rows.Err())
+}
+
+// underPrefix is the condition that r.namespace is the namespace in
+// parameter p or below it, by whole segments (work: work and work/notes,
+// not workshop). Namespaces, List and Search share it, so a prefix means
+// the same on every route.
+func underPrefix(p string) string {
+	return `(r.namespace = ` + p + ` OR left(r.namespace, length(` + p + `) + 1) = ` + p + ` || '/')`
 }

@@ -161,13 +161,16 @@ func (s *Store) Get(ctx context.Context, sc custody.Scope, id string) (*custody.
 
 // List returns eligible records, newest first.
 func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter) ([]*custody.Record, error) {
-	if !storable(sc.Tenant, sc.Subject, f.Namespace, f.Key, string(f.Class), f.After) || !storable(sc.Groups...) {
+	if !storable(sc.Tenant, sc.Subject, f.Namespace, f.NamespacePrefix, f.Key, string(f.Class), f.After) || !storable(sc.Groups...) {
 		return nil, nil
 	}
 	var a args
 	q := `SELECT ` + recordCols + ` FROM records r WHERE ` + eligible(&a, sc)
 	if f.Namespace != "" {
 		q += ` AND r.namespace = ` + a.add(f.Namespace)
+	}
+	if f.NamespacePrefix != "" {
+		q += ` AND ` + underPrefix(a.add(f.NamespacePrefix))
 	}
 	if f.Key != "" {
 		q += ` AND r.key = ` + a.add(f.Key)
@@ -226,7 +229,7 @@ func tsQuery(text string) string {
 // Search ranks eligible records by ts_rank_cd over body and key.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
 	tsq := tsQuery(q.Text)
-	if tsq == "" || !storable(sc.Tenant, sc.Subject, q.Namespace, string(q.Class)) || !storable(sc.Groups...) {
+	if tsq == "" || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
 		return nil, nil
 	}
 	var a args
@@ -235,6 +238,9 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
  WHERE r.search @@ q AND ` + eligible(&a, sc)
 	if q.Namespace != "" {
 		query += ` AND r.namespace = ` + a.add(q.Namespace)
+	}
+	if q.NamespacePrefix != "" {
+		query += ` AND ` + underPrefix(a.add(q.NamespacePrefix))
 	}
 	if q.Class != "" {
 		query += ` AND r.class = ` + a.add(string(q.Class))

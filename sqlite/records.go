@@ -186,6 +186,10 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 		q += ` AND r.namespace = ?`
 		args = append(args, f.Namespace)
 	}
+	if f.NamespacePrefix != "" {
+		q += ` AND ` + underPrefix
+		args = append(args, underArgs(f.NamespacePrefix)...)
+	}
 	if f.Key != "" {
 		q += ` AND r.key = ?`
 		args = append(args, f.Key)
@@ -236,6 +240,10 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if q.Namespace != "" {
 		query += ` AND r.namespace = ?`
 		args = append(args, q.Namespace)
+	}
+	if q.NamespacePrefix != "" {
+		query += ` AND ` + underPrefix
+		args = append(args, underArgs(q.NamespacePrefix)...)
 	}
 	if q.Class != "" {
 		query += ` AND r.class = ?`

@@ -107,6 +107,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Forget", testForget},
 		{"EraseSubject", testEraseSubject},
 		{"Namespaces", testNamespaces},
+		{"NamespacePrefix", testNamespacePrefix},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -154,7 +154,7 @@ func (r remote) OpenSession(ctx context.Context) (*custody.Session, error) {
 }
 
 func (r remote) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
-	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, Class: string(in.Class), Limit: in.Limit})
+	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class), Limit: in.Limit})
 	if err != nil {
 		return nil, remoteErr(err)
 	}

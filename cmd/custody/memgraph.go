@@ -48,7 +48,7 @@ func runMemoryGraph(ctx context.Context, b memgraph.Backend, channel, session st
 type remoteGraph struct{ remote }
 
 func (r remoteGraph) List(ctx context.Context, in custody.ListInput) (*custody.Page, error) {
-	p, err := r.c.List(ctx, client.ListOptions{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Limit: in.Limit, Cursor: in.Cursor, Subject: r.subject})
+	p, err := r.c.List(ctx, client.ListOptions{Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Key: in.Key, Class: string(in.Class), Limit: in.Limit, Cursor: in.Cursor, Subject: r.subject})
 	if err != nil {
 		return nil, remoteErr(err)
 	}
