@@ -16,10 +16,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cf := registerClientFlags(fs)
 	var req httpapi.SearchRequest
 	fs.StringVar(&req.Namespace, "namespace", "", "only this `namespace`")
+	fs.StringVar(&req.NamespacePrefix, "namespace-prefix", "", "only this `namespace` and those below it (work: work, work/notes; not workshop); not with --namespace")
 	fs.StringVar(&req.Class, "class", "", "only this `class`: preference, fact, episode or procedure")
 	fs.IntVar(&req.Limit, "limit", 0, "at most `n` results (server default 10, at most 100)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody search [--namespace NS] [--class C] [--limit N] [flags] QUERY...\n\n"+
+		fmt.Fprintf(stderr, "Usage: custody search [--namespace NS | --namespace-prefix NS] [--class C] [--limit N] [flags] QUERY...\n\n"+
 			"Ranks the eligible memories against plain text (words are terms; no query language)\n"+
 			"and prints them best first, with their provenance.\n\n")
 		fs.PrintDefaults()
