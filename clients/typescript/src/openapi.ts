@@ -1141,7 +1141,10 @@ export interface components {
              * @description default 10, at most 100
              */
             limit?: number;
+            /** @description only this namespace */
             namespace?: string;
+            /** @description only this namespace and those below it (work: work, work/notes; not workshop); not with namespace */
+            namespace_prefix?: string;
             /** @description plain text; words are matched as terms */
             query: string;
             subject?: string;
@@ -1472,6 +1475,8 @@ export interface operations {
             query?: {
                 /** @description only this namespace */
                 namespace?: string;
+                /** @description only this namespace and those below it (work: work, work/notes; not workshop); not with namespace */
+                namespace_prefix?: string;
                 /** @description only this key */
                 key?: string;
                 /** @description only this class */
