@@ -101,9 +101,12 @@ class Client:
         return Record.from_dict(self._request("GET", f"/v1/memories/{self._id(id)}", {"subject": self._subject(subject)}))
 
     def list(self, *, namespace: Optional[str] = None, key: Optional[str] = None, class_: Optional[str] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None, subject: Optional[str] = None) -> Page:
-        """One page of eligible records, newest version per key."""
-        d = self._request("GET", "/v1/memories", {"namespace": namespace, "key": key, "class": class_,
+             limit: Optional[int] = None, cursor: Optional[str] = None, subject: Optional[str] = None,
+             namespace_prefix: Optional[str] = None) -> Page:
+        """One page of eligible records, newest version per key. namespace_prefix
+        keeps a namespace and those below it (work: work, work/notes; not workshop)."""
+        d = self._request("GET", "/v1/memories", {"namespace": namespace, "namespace_prefix": namespace_prefix,
+                                                   "key": key, "class": class_,
                                                    "limit": limit, "cursor": cursor, "subject": self._subject(subject)})
         return Page([Record.from_dict(r) for r in d.get("items") or []], d.get("next_cursor") or "")
 
@@ -112,9 +115,11 @@ class Client:
         return _pages(lambda cursor: self.list(limit=page_size, cursor=cursor, **filters))
 
     def search(self, query: str, *, namespace: Optional[str] = None, class_: Optional[str] = None,
-               limit: Optional[int] = None, subject: Optional[str] = None) -> List[Record]:
+               limit: Optional[int] = None, subject: Optional[str] = None,
+               namespace_prefix: Optional[str] = None) -> List[Record]:
         """Eligible records ranked against plain text, best first, each with .score."""
-        d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace, "class": class_,
+        d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace,
+                                                      "namespace_prefix": namespace_prefix, "class": class_,
                                                       "limit": limit, "subject": self._subject(subject)})
         return [Record.from_dict(r) for r in d.get("items") or []]
 

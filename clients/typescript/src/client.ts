@@ -40,6 +40,8 @@ export interface RememberInput extends CallOptions {
 
 export interface ListFilter extends CallOptions {
   namespace?: string;
+  /** Only this namespace and those below it (work: work, work/notes; not workshop); not with namespace. */
+  namespacePrefix?: string;
   key?: string;
   class?: MemoryClass;
 }
@@ -52,6 +54,8 @@ export interface PageOptions extends CallOptions {
 export interface SearchInput extends CallOptions {
   query: string;
   namespace?: string;
+  /** Only this namespace and those below it; not with namespace. */
+  namespacePrefix?: string;
   class?: MemoryClass;
   limit?: number;
 }
@@ -146,7 +150,7 @@ export class CustodyClient {
   /** One page of eligible records, newest version per key. */
   async list(f: ListFilter & PageOptions = {}): Promise<Page<MemoryRecord>> {
     const d = await this.request<{ items: MemoryRecord[] | null; next_cursor: string }>('GET', '/v1/memories', {
-      namespace: f.namespace, key: f.key, class: f.class, limit: f.limit, cursor: f.cursor, subject: this.sub(f),
+      namespace: f.namespace, namespace_prefix: f.namespacePrefix, key: f.key, class: f.class, limit: f.limit, cursor: f.cursor, subject: this.sub(f),
     });
     return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
   }
@@ -158,7 +162,9 @@ export class CustodyClient {
 
   /** Eligible records ranked against plain text, best first, with score. */
   async search(input: SearchInput): Promise<ScoredRecord[]> {
-    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {}, { ...input, subject: this.sub(input) });
+    const { namespacePrefix, ...rest } = input;
+    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {},
+      { ...rest, namespace_prefix: namespacePrefix, subject: this.sub(input) });
     return d.items ?? [];
   }
 

@@ -126,6 +126,10 @@ test('namespaces iterator', async () => {
   const every = new Set<string>();
   for await (const ns of gail.namespaces()) every.add(ns);
   assert.deepEqual(every, new Set(['work', 'work/notes', 'work/plans', 'workshop', 'home']));
+  const listed = (await gail.list({ namespacePrefix: 'work' })).items.map((r) => r.namespace).sort();
+  assert.deepEqual(listed, ['work', 'work/notes', 'work/plans']);
+  const found = (await gail.search({ query: 'in', namespacePrefix: 'work' })).map((r) => r.namespace).sort();
+  assert.deepEqual(found, ['work', 'work/notes', 'work/plans']);
 });
 
 test('log key and status', async () => {
