@@ -125,11 +125,12 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 			logger.Warn(fmt.Sprintf("principal %s is not registered for channel %s, so memory_remember will be refused; "+
 				"create it with --channel %s too, or run custody mcp --channel with one of %v", p.ID(), *channel, *channel, p.Channels))
 		}
-		if *memoryGraph {
-			return serveMemoryGraph(ctx, svc, caller, *channel, transport)
-		}
 		// checked here for a clear message at start; every tool call checks again
-		srv, b = mcpserver.New(svc, opts), recheckedBackend{svc: svc, token: *token, subject: *subject, principal: p}
+		rb := recheckedBackend{svc: svc, token: *token, subject: *subject, principal: p}
+		if *memoryGraph {
+			return serveMemoryGraph(ctx, svc, caller, rb, *channel, transport)
+		}
+		srv, b = mcpserver.New(svc, opts), rb
 	}
 	err = srv.Run(ctx, b, transport)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {

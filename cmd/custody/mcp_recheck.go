@@ -5,6 +5,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/mcpserver"
+	"github.com/custody-mem/custody/memgraph"
 )
 
 // recheckedBackend is the stdio server's backend on a store: it
@@ -20,16 +21,36 @@ type recheckedBackend struct {
 
 var _ mcpserver.Boundary = recheckedBackend{}
 
-func (b recheckedBackend) local(ctx context.Context) (mcpserver.Backend, error) {
+// caller authenticates the token and resolves the subject as they stand now.
+func (b recheckedBackend) caller(ctx context.Context) (*custody.Caller, error) {
 	p, err := b.svc.Authenticate(ctx, b.token)
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.svc.Act(ctx, p, b.subject)
+	return b.svc.Act(ctx, p, b.subject)
+}
+
+func (b recheckedBackend) local(ctx context.Context) (mcpserver.Backend, error) {
+	c, err := b.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return mcpserver.Local(b.svc, c), nil
+}
+
+// recheckedGraph is the memory graph's backend on a store, checked the
+// same way before every call: writes through recheckedBackend's Remember,
+// reads through List.
+type recheckedGraph struct{ recheckedBackend }
+
+var _ memgraph.Backend = recheckedGraph{}
+
+func (g recheckedGraph) List(ctx context.Context, in custody.ListInput) (*custody.Page, error) {
+	c, err := g.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.List(ctx, c, in)
 }
 
 // boundary is local's side of the gateway (observations, confirmations).

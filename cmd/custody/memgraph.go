@@ -13,12 +13,14 @@ import (
 
 // serveMemoryGraph is custody mcp --memory-graph: the reference MCP memory
 // server's tools on the store, for caller, in a custody session of its own.
-func serveMemoryGraph(ctx context.Context, svc *custody.Service, caller *custody.Caller, channel string, t mcp.Transport) error {
+// b authenticates again before every call, so a principal revoked or
+// changed meanwhile is refused, or acts with its new rights.
+func serveMemoryGraph(ctx context.Context, svc *custody.Service, caller *custody.Caller, b recheckedBackend, channel string, t mcp.Transport) error {
 	sess, err := svc.OpenSession(ctx, caller)
 	if err != nil {
 		return err
 	}
-	return runMemoryGraph(ctx, memgraph.Local(svc, caller), channel, sess.ID, t)
+	return runMemoryGraph(ctx, recheckedGraph{b}, channel, sess.ID, t)
 }
 
 // serveMemoryGraphRemote is custody mcp --memory-graph --url: the same on a

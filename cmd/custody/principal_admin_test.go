@@ -11,6 +11,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/mcpserver"
+	"github.com/custody-mem/custody/memgraph"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
 )
@@ -178,5 +179,41 @@ func TestMCPStdioRevoked(t *testing.T) {
 	}
 	if _, res := callTool[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"namespace": "n", "class": "fact", "body": "after revoke"}); !res.IsError {
 		t.Fatalf("remember after the revocation succeeded: %+v", res.StructuredContent)
+	}
+}
+
+// TestMCPMemoryGraphStdioRevoked: custody mcp --memory-graph on a store
+// refuses its tools from the next call on once its principal is revoked,
+// as the plain tools do; the calls before the revocation work.
+func TestMCPMemoryGraphStdioRevoked(t *testing.T) {
+	ctx := context.Background()
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	svc, st, err := sf.open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, token, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Channels: []string{"user", "agent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, end := mcpSession(t, "--memory-graph", "--db", sf.db, "--token", token)
+	defer end()
+	entity := map[string]any{"entities": []any{map[string]any{"name": "Alice", "entityType": "person", "observations": []string{"likes tea"}}}}
+	if _, res := callTool[memgraph.KnowledgeGraph](t, cs, "create_entities", entity); res.IsError {
+		t.Fatalf("create_entities before the revocation: %+v", res.Content)
+	}
+	if kg, res := callTool[memgraph.KnowledgeGraph](t, cs, "read_graph", map[string]any{}); res.IsError || len(kg.Entities) != 1 {
+		t.Fatalf("read_graph before the revocation: %+v (error %v)", kg, res.IsError)
+	}
+	if _, err := svc.RevokePrincipal(ctx, custody.PrincipalAdmin{Tenant: "acme", By: cliOperator}, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, res := callTool[memgraph.KnowledgeGraph](t, cs, "read_graph", map[string]any{}); !res.IsError {
+		t.Fatal("read_graph after the revocation succeeded")
+	}
+	entity["entities"] = []any{map[string]any{"name": "Bob", "entityType": "person", "observations": []string{"after revoke"}}}
+	if _, res := callTool[memgraph.KnowledgeGraph](t, cs, "create_entities", entity); !res.IsError {
+		t.Fatal("create_entities after the revocation succeeded")
 	}
 }
