@@ -8,20 +8,18 @@
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { BIN, principal, serve, stop, textOf } from './helpers.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-const BIN = process.env.CUSTODY_BIN;
 if (!BIN) {
   throw new Error('set CUSTODY_BIN to a built custody binary (go build -o custody ./cmd/custody)');
 }
@@ -31,15 +29,6 @@ const FILESYSTEM = join(HERE, 'node_modules', '@modelcontextprotocol', 'server-f
 const ATTACKER = 'GB33 BUKB 2020 1555 5555 55';
 const OWN = 'DE89 3704 0044 0532 0130 00';
 const NEW_PAYEE = 'FR76 3000 6000 0112 3456 7890 189';
-
-function textOf(result) {
-  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
-
-function principal(db, name, ...flags) {
-  return execFileSync(BIN, ['principal', 'add', '--db', db, '--tenant', 'acme', '--name', name, ...flags],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
 
 function sentIn(record, recipient) {
   if (!existsSync(record)) return 0;
@@ -186,19 +175,8 @@ describe('gateway: custody mcp --gateway with the filesystem server and a bank',
   });
 });
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
 describe('gateway: custody serve --gateway at /mcp', () => {
-  let dir, server, base, harness, record, log = '';
+  let dir, server, base, harness, record;
   const clients = [];
 
   before(async () => {
@@ -212,31 +190,12 @@ describe('gateway: custody serve --gateway at /mcp', () => {
       name: 'bank', channel: 'tool:api', command: [process.execPath, join(HERE, 'bank-server.mjs')], env: { BANK_RECORD: record },
       actions: { send_money: 'send_money', get_transactions: 'get_most_recent_transactions' },
     }] }));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    server = spawn(BIN, ['serve', '--db', db, '--addr', `127.0.0.1:${port}`, '--gateway', gatewayFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    server.stderr.on('data', (d) => { log += d; });
-    for (let i = 0; ; i++) {
-      try {
-        const r = await fetch(`${base}/healthz`);
-        if (r.ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (server.exitCode !== null || i > 200) {
-        throw new Error(`custody serve did not become ready:\n${log}`);
-      }
-      await sleep(50);
-    }
+    ({ server, base } = await serve('--db', db, '--gateway', gatewayFile));
   });
 
   after(async () => {
     for (const c of clients) await c.close();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await stop(server);
     rmSync(dir, { recursive: true, force: true });
   });
 
