@@ -52,6 +52,8 @@ type GateDecision struct {
 	LogIndex      uint64 `json:"log_index"`
 
 	label string // the action as the policy names it, for metrics
+	// cited and traced are the records the decision relied on (impact.go).
+	cited, traced []string
 }
 
 // Grant is an owner's one-time confirmation of an exact action.
@@ -99,15 +101,17 @@ func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecis
 				d.ConfirmDigest = digest
 			}
 		}
-		d.LogIndex, err = s.appendAs(ctx, tx, c.Principal, &tlog.Entry{
+		if d.LogIndex, err = s.appendAs(ctx, tx, c.Principal, &tlog.Entry{
 			Tenant: c.Tenant(), Transition: "gate", NewState: d.Decision,
 			Details: map[string]string{
 				"subject": c.Subject.Name, "action": in.Action, "args_sha256": digest, "risk": string(d.Risk),
 				"required": d.Required.String(), "observed": d.Observed.String(),
 				"justification": strings.Join(in.Justification, ","), "reasons": strings.Join(d.Reasons, "; "),
 			},
-		})
-		return err
+		}); err != nil {
+			return err
+		}
+		return s.noteGate(ctx, tx, c, in, d) // impact.go
 	})
 	if err != nil {
 		return nil, err
@@ -144,6 +148,7 @@ type backing struct {
 	best    Authority // the highest authority of an eligible source; 0 if none
 	anyWarm bool      // some source (eligible or not) is above external
 	sources []string  // where the value was found, for reasons
+	records []string  // the ids of the memories it was found in
 }
 
 // maxNamed bounds the sources one reason names, and the offending ones a
@@ -206,6 +211,7 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 		r, err := tx.Record(ctx, c.Tenant(), id)
 		ok := err == nil
 		if ok {
+			d.cited = append(d.cited, r.ID)
 			if ok, err = retrievable(ctx, tx, c, r, now); err != nil {
 				return nil, err
 			}
@@ -234,6 +240,7 @@ func (s *Service) gate(ctx context.Context, tx Tx, c *Caller, in GateInput) (*Ga
 			return nil, err
 		}
 		if found {
+			d.traced = append(d.traced, b.records...)
 			judge(fmt.Sprintf("argument %s=%q", a.path, a.shown), a.kind, b)
 		}
 	}
@@ -273,6 +280,7 @@ func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, a tracedArg, obs 
 			}
 			seen[r.ID] = true
 			found = true
+			b.records = append(b.records, r.ID)
 			ok, err := retrievable(ctx, tx, c, r, now)
 			if err != nil {
 				return b, false, err
@@ -292,6 +300,9 @@ func (s *Service) trace(ctx context.Context, tx Tx, c *Caller, a tracedArg, obs 
 		b.best = max(b.best, o.Authority)
 		b.anyWarm = b.anyWarm || o.Authority > AuthorityExternal
 		b.sources = append(b.sources, fmt.Sprintf("observation %s (%s)", o.ID, o.Channel))
+		if id, ok := strings.CutPrefix(o.SourceRef, "memory:"); ok && ValidID(id) {
+			b.records = append(b.records, id) // content a read of memory put in the context
+		}
 	}
 	slices.Sort(b.sources)
 	return b, found, nil

@@ -74,7 +74,8 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 }
 
 // suspendDescendants suspends, transitively, every descendant of root that
-// is not already out, with one log entry per batch of ids.
+// is not already out, with one log entry per batch of ids, and lowers the
+// floor of the sessions that retrieved root or one of them.
 func (s *Service) suspendDescendants(ctx context.Context, tx Tx, actor *Principal, root *Record) ([]string, error) {
 	desc, err := tx.Descendants(ctx, root.Tenant, root.ID)
 	if err != nil {
@@ -104,7 +105,7 @@ func (s *Service) suspendDescendants(ctx context.Context, tx Tx, actor *Principa
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, s.lowerReaders(ctx, tx, actor, root, append([]string{root.ID}, out...)) // session_reads.go
 }
 
 // Rebuild re-admits a suspended derived record from its parents once they

@@ -66,6 +66,9 @@ type Options struct {
 	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
 	// outside the database so verify can detect a rolled-back store.
 	CheckpointFile string
+	// ReadRetention is how long what a session's reads returned is kept
+	// for the impact of a later repair. Default DefaultReadRetention.
+	ReadRetention time.Duration
 }
 
 func (o *Options) maxBody() int {

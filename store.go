@@ -147,6 +147,8 @@ type Tx interface {
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
 	// LogReader reads the log as this transaction sees it.
 	LogReader
+	// ImpactTx keeps what sessions read and what gate decisions relied on.
+	ImpactTx
 }
 
 // IDState is a record id and its state. Ref is the store's own handle on

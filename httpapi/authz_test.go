@@ -94,6 +94,7 @@ func probes() map[string]probe {
 		"GET /v1/memories/{id}":               {kind: "plain", path: "/v1/memories/{id}", body: noBody},
 		"GET /v1/memories/{id}/history":       {kind: "plain", path: "/v1/memories/{id}/history", body: noBody},
 		"GET /v1/memories/{id}/lineage":       {kind: "plain", path: "/v1/memories/{id}/lineage", body: noBody},
+		"GET /v1/memories/{id}/impact":        {kind: "plain", path: "/v1/memories/{id}/impact", body: noBody},
 		"POST /v1/memories/{id}/confirm":      {kind: "pending", path: "/v1/memories/{id}/confirm", body: noBody},
 		"POST /v1/memories/{id}/quarantine":   {kind: "plain", path: "/v1/memories/{id}/quarantine", body: func(who, string) any { return QuarantineRequest{Reason: "probe"} }},
 		"POST /v1/memories/{id}/retire":       {kind: "plain", path: "/v1/memories/{id}/retire", body: func(who, string) any { return RetireRequest{Erase: true} }},

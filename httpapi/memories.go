@@ -46,6 +46,7 @@ func (m *MemoryRequest) candidate() (custody.Candidate, error) {
 type SearchRequest struct {
 	Query     string `json:"query" doc:"plain text; words are matched as terms"`
 	Subject   string `json:"subject,omitempty"`
+	Session   string `json:"session,omitempty" doc:"a session the caller opened: the ids of the hits are recorded for the impact of a later repair"`
 	Namespace string `json:"namespace,omitempty" doc:"only this namespace"`
 	// NamespacePrefix excludes Namespace.
 	NamespacePrefix string `json:"namespace_prefix,omitempty" doc:"only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"`
@@ -107,7 +108,7 @@ func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rec, err := s.svc.Get(r.Context(), c, id)
+	rec, err := s.svc.GetIn(r.Context(), c, r.URL.Query().Get("session"), id)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.List(r.Context(), c, custody.ListInput{
+	page, err := s.svc.ListIn(r.Context(), c, q.Get("session"), custody.ListInput{
 		Namespace: q.Get("namespace"), NamespacePrefix: q.Get("namespace_prefix"), Key: q.Get("key"), Class: custody.Class(q.Get("class")),
 		Limit: limit, Cursor: q.Get("cursor"),
 	})
@@ -145,7 +146,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hits, err := s.svc.Search(r.Context(), c, custody.SearchInput{
+	hits, err := s.svc.SearchIn(r.Context(), c, req.Session, custody.SearchInput{
 		Query: req.Query, Namespace: req.Namespace, NamespacePrefix: req.NamespacePrefix, Class: custody.Class(req.Class), Limit: req.Limit,
 	})
 	if err != nil {

@@ -55,7 +55,7 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
-	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes())
+	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes(), s.impactRoutes())
 }
 
 func (s *Server) coreRoutes() []route {
@@ -77,10 +77,10 @@ func (s *Server) coreRoutes() []route {
 			query: []param{{name: "namespace", doc: "only this namespace"},
 				{name: "namespace_prefix", doc: "only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"},
 				{name: "key", doc: "only this key"},
-				{name: "class", doc: "only this class"}, subjectParam, limitParam, cursorParam},
+				{name: "class", doc: "only this class"}, subjectParam, sessionParam, limitParam, cursorParam},
 			status: 200, response: ListResponse{}, errors: []int{403}, handler: s.listMemories},
 		{method: "GET", path: "/v1/memories/{id}", summary: "Get one eligible memory with its provenance", tag: "memories",
-			query: []param{subjectParam}, status: 200, response: custody.Record{}, errors: []int{403, 404}, handler: s.getMemory},
+			query: []param{subjectParam, sessionParam}, status: 200, response: custody.Record{}, errors: []int{403, 404}, handler: s.getMemory},
 		{method: "GET", path: "/v1/memories/{id}/history", summary: "The versions of a keyed memory, with receipts", tag: "memories",
 			query: []param{subjectParam}, status: 200, response: HistoryResponse{}, errors: []int{403, 404}, handler: s.history},
 		{method: "GET", path: "/v1/memories/{id}/lineage", summary: "Ancestors and descendants with weights and states", tag: "memories",

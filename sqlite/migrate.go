@@ -26,7 +26,9 @@ import (
 // keeps with each principal the index of its latest log entry (log_index),
 // found in the log for the principals of an older database (linkPrincipals).
 // Version 11 adds the pauses table (empty in an older database).
-const schemaVersion = 11
+// Version 12 adds session_reads and gate_refs (empty in an older database:
+// its sessions' reads and its gate decisions were not recorded).
+const schemaVersion = 12
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

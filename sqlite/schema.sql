@@ -229,3 +229,32 @@ CREATE TABLE IF NOT EXISTS pauses (
   resumed_by TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS pauses_open ON pauses (tenant, id) WHERE resumed_at IS NULL;
+
+-- What sessions' reads returned (schema 12): one row per record and
+-- session, times Unix nanoseconds, via a bit set (1 get, 2 list, 4
+-- search); rows last read before the read retention are pruned.
+CREATE TABLE IF NOT EXISTS session_reads (
+  tenant   TEXT NOT NULL,
+  record   TEXT NOT NULL,
+  session  TEXT NOT NULL,
+  via      INTEGER NOT NULL,
+  reads    INTEGER NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at  INTEGER NOT NULL,
+  PRIMARY KEY (tenant, record, session)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS session_reads_last ON session_reads (last_at);
+-- The records each gate decision relied on (schema 12): how is
+-- "justification" or "traced"; at is Unix nanoseconds.
+CREATE TABLE IF NOT EXISTS gate_refs (
+  tenant    TEXT NOT NULL,
+  record    TEXT NOT NULL,
+  log_index INTEGER NOT NULL,
+  how       TEXT NOT NULL,
+  action    TEXT NOT NULL,
+  decision  TEXT NOT NULL,
+  subject   TEXT NOT NULL,
+  session   TEXT NOT NULL,
+  at        INTEGER NOT NULL,
+  PRIMARY KEY (tenant, record, log_index)
+) WITHOUT ROWID;
