@@ -268,7 +268,7 @@ func (ss *session) search(ctx context.Context, req *mcp.CallToolRequest, in Sear
 	if err := ss.check(req); err != nil {
 		return nil, SearchOutput{}, err
 	}
-	hits, err := ss.b.Search(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Limit: in.Limit})
+	hits, err := ss.readSearch(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Limit: in.Limit}) // reads.go
 	if err != nil {
 		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
 	}
@@ -288,7 +288,7 @@ func (ss *session) get(ctx context.Context, req *mcp.CallToolRequest, in GetInpu
 	if err := ss.check(req); err != nil {
 		return nil, Memory{}, err
 	}
-	r, err := ss.b.Get(ctx, in.ID)
+	r, err := ss.readGet(ctx, in.ID) // reads.go
 	if err != nil {
 		return nil, Memory{}, ss.toolError(ctx, ToolGet, err)
 	}
@@ -366,7 +366,7 @@ func (ss *session) history(ctx context.Context, req *mcp.CallToolRequest, in Get
 		}
 		// Only what retrieval would return shows its body (design rule 4):
 		// the domain's Get decides, not this package.
-		if _, err := ss.b.Get(ctx, r.ID); err != nil {
+		if _, err := ss.readGet(ctx, r.ID); err != nil { // recorded as shown
 			v.Body, v.Withheld = "", true
 		}
 		out.Versions = append(out.Versions, v)

@@ -39,6 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hookURL := fs.String("review-webhook", "", "POST a signed notice (HMAC-SHA256 with $"+reviewWebhookSecretEnv+", header "+console.SignatureHeader+") to this `URL` each time a candidate is held for review")
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
 	gw := fs.String("gateway", "", gatewayUsage)
+	fs.DurationVar(&sf.readRetention, "read-retention", custody.DefaultReadRetention, "how long the ids a session's reads returned are kept for the impact of a repair (custody impact); older ones are pruned")
 	var cf connFlags
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
@@ -57,6 +58,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	perSecond, err := rateOptions(*rateLimit, *rateBurst)
 	if err != nil {
 		return err
+	}
+	if sf.readRetention <= 0 {
+		return usageError{fmt.Sprintf("--read-retention %v must be positive (the default is %v)", sf.readRetention, custody.DefaultReadRetention)}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	hook, err := reviewWebhook(*hookURL, logger)
@@ -221,7 +225,8 @@ func checkpointLoop(ctx context.Context, svc *custody.Service, every uint64, int
 	}
 }
 
-// sweepLoop rejects review items that waited past the review time.
+// sweepLoop rejects review items that waited past the review time and
+// prunes the session reads past the read retention.
 func sweepLoop(ctx context.Context, svc *custody.Service, logger *slog.Logger) {
 	tick := time.NewTicker(DefaultSweepInterval)
 	defer tick.Stop()
@@ -230,6 +235,9 @@ func sweepLoop(ctx context.Context, svc *custody.Service, logger *slog.Logger) {
 			logger.Warn("review sweep", "err", err)
 		} else if len(ids) > 0 {
 			logger.Info("review sweep rejected expired items", "count", len(ids))
+		}
+		if _, err := svc.PruneReads(ctx); err != nil {
+			logger.Warn("pruning session reads", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -25,6 +25,8 @@ type storeFlags struct {
 	sensitive  string
 	reviewTTL  time.Duration
 	strongEdge float64
+	// readRetention is serve's --read-retention (zero elsewhere: the default).
+	readRetention time.Duration
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -103,7 +105,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if f.strongEdge < 0 || f.strongEdge > 1 {
 		return nil, nil, usageError{fmt.Sprintf("--strong-edge %v must be in [0,1] (0 means the default)", f.strongEdge)}
 	}
-	opts.ReviewTTL, opts.StrongEdge = f.reviewTTL, f.strongEdge
+	opts.ReviewTTL, opts.StrongEdge, opts.ReadRetention = f.reviewTTL, f.strongEdge, f.readRetention
 	key, created, err := tlog.LoadOrCreateServerKey(f.keyPath())
 	if err != nil {
 		return nil, nil, err
