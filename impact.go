@@ -60,10 +60,16 @@ func (s *Service) Impact(ctx context.Context, c *Caller, id string) (*Impact, er
 		// for a caller who may not inspect every record to learn.
 		return nil, notFound("record")
 	}
+	return s.ImpactOf(ctx, c.Tenant(), id)
+}
+
+// ImpactOf is the impact of record id of tenant, for the operator of the
+// store (custody impact --db).
+func (s *Service) ImpactOf(ctx context.Context, tenant, id string) (*Impact, error) {
 	now := s.now()
 	out := &Impact{Descendants: []ImpactRecord{}, Sessions: []ImpactSession{}, Decisions: []GateRef{}, ReadsSince: s.readsSince(now)}
 	err := s.store.View(ctx, func(tx Tx) error {
-		r, err := tx.Record(ctx, c.Tenant(), id)
+		r, err := tx.Record(ctx, tenant, id)
 		if err != nil {
 			return notFound("record")
 		}

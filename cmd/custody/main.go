@@ -35,6 +35,7 @@ var verbs = map[string]verb{
 	"search":    {"search memories", runSearch},
 	"review":    {"list, approve or reject quarantined memories", runReview},
 	"lineage":   {"show a memory's ancestors and descendants", runLineage},
+	"impact":    {"show what a suspect memory reached: descendants, sessions that read it, gate decisions", runImpact},
 	"gate":      {"ask the gate whether an action may run", runGate},
 	"log":       {"the server's signed log: log checkpoint [--pin FILE] holds it to the last one seen", runLog},
 	"export":    {"write a signed snapshot of a tenant", runExport},
