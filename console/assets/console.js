@@ -295,11 +295,11 @@ function onKey(ev) {
 function currentRoute() {
   const h = location.hash.replace(/^#/, '');
   const [page, ...rest] = h.split('/');
-  return { page: ['queue', 'record', 'log'].includes(page) ? page : 'queue', arg: rest.join('/') };
+  return { page: ['queue', 'record', 'impact', 'log'].includes(page) ? page : 'queue', arg: rest.join('/') };
 }
 
 function show(id) {
-  for (const s of ['signin', 'queue', 'record', 'log']) $(s).hidden = s !== id;
+  for (const s of ['signin', 'queue', 'record', 'impact', 'log']) $(s).hidden = s !== id;
   for (const a of document.querySelectorAll('nav a')) {
     if (a.id === 'nav-' + id) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
@@ -318,6 +318,7 @@ function route() {
   show(r.page);
   if (r.page === 'queue') loadQueue();
   else if (r.page === 'record') window.custodyStory(r.arg);
+  else if (r.page === 'impact') window.custodyImpact(r.arg);
   else window.custodyLog();
 }
 

@@ -141,6 +141,7 @@
     const hist = el('div', { id: 'history' }, el('p', { text: 'Loading history…' }));
     out.replaceChildren(
       el('h3', { text: 'Record ' + r.id }),
+      el('p', {}, el('a', { href: '#impact/' + r.id, id: 'story-impact', text: 'What it reached (impact): sessions that read it, gate decisions, descendants' })),
       facts([['State', r.state], ['Authority', r.authority], ['Class', r.class], ['Owner', r.owner], ['Namespace', r.namespace], ['Key', r.key],
         ['Channel', r.channel], ['Writer', r.writer], ['Source', r.source_ref], ['Audience', c().audienceWords(r.audience, r.owner)],
         ['Created', r.created_at], ['Log index', r.log_index], ['Body', r.withheld ? '(withheld)' : r.body]]),
