@@ -97,16 +97,20 @@ class Client:
         d = self._request("POST", "/v1/memories/batch", body={"subject": self._subject(subject), "items": body})
         return [Decision.from_dict(x) for x in d.get("items") or []]
 
-    def get(self, id: str, *, subject: Optional[str] = None) -> Record:
-        return Record.from_dict(self._request("GET", f"/v1/memories/{self._id(id)}", {"subject": self._subject(subject)}))
+    def get(self, id: str, *, subject: Optional[str] = None, session: Optional[str] = None) -> Record:
+        """One eligible record. With session (one the caller opened), the read is
+        recorded in it for the impact of a later repair."""
+        return Record.from_dict(self._request("GET", f"/v1/memories/{self._id(id)}",
+                                              {"subject": self._subject(subject), "session": session}))
 
     def list(self, *, namespace: Optional[str] = None, key: Optional[str] = None, class_: Optional[str] = None,
              limit: Optional[int] = None, cursor: Optional[str] = None, subject: Optional[str] = None,
-             namespace_prefix: Optional[str] = None) -> Page:
+             namespace_prefix: Optional[str] = None, session: Optional[str] = None) -> Page:
         """One page of eligible records, newest version per key. namespace_prefix
-        keeps a namespace and those below it (work: work, work/notes; not workshop)."""
+        keeps a namespace and those below it (work: work, work/notes; not workshop).
+        With session, the page's ids are recorded as the session's read."""
         d = self._request("GET", "/v1/memories", {"namespace": namespace, "namespace_prefix": namespace_prefix,
-                                                   "key": key, "class": class_,
+                                                   "key": key, "class": class_, "session": session,
                                                    "limit": limit, "cursor": cursor, "subject": self._subject(subject)})
         return Page([Record.from_dict(r) for r in d.get("items") or []], d.get("next_cursor") or "")
 
@@ -116,9 +120,10 @@ class Client:
 
     def search(self, query: str, *, namespace: Optional[str] = None, class_: Optional[str] = None,
                limit: Optional[int] = None, subject: Optional[str] = None,
-               namespace_prefix: Optional[str] = None) -> List[Record]:
-        """Eligible records ranked against plain text, best first, each with .score."""
-        d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace,
+               namespace_prefix: Optional[str] = None, session: Optional[str] = None) -> List[Record]:
+        """Eligible records ranked against plain text, best first, each with .score.
+        With session, the hits' ids are recorded as the session's read."""
+        d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace, "session": session,
                                                       "namespace_prefix": namespace_prefix, "class": class_,
                                                       "limit": limit, "subject": self._subject(subject)})
         return [Record.from_dict(r) for r in d.get("items") or []]
@@ -130,6 +135,11 @@ class Client:
     def lineage(self, id: str, *, subject: Optional[str] = None) -> Dict[str, Any]:
         """{record, ancestors: [...], descendants: [...]} with weights and states."""
         return self._request("GET", f"/v1/memories/{self._id(id)}/lineage", {"subject": self._subject(subject)})
+
+    def impact(self, id: str) -> Dict[str, Any]:
+        """What a record reached (reviewer or admin): {record, descendants,
+        sessions, decisions, reads_since}. Anyone else gets NotFound."""
+        return self._request("GET", f"/v1/memories/{self._id(id)}/impact")
 
     def confirm(self, id: str, *, subject: Optional[str] = None) -> Record:
         """The owner confirms a pending_confirmation write."""

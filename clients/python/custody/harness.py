@@ -49,6 +49,15 @@ class Session:
         kw.setdefault("subject", self.subject)
         return self.client.remember(namespace, body, class_, channel, session=self.id, **kw)
 
+    def search(self, query: str, **kw: Any):
+        """A search whose hits are recorded as read in this session."""
+        kw.setdefault("subject", self.subject)
+        return self.client.search(query, session=self.id, **kw)
+
+    def get(self, id: str):
+        """A get recorded as read in this session."""
+        return self.client.get(id, subject=self.subject, session=self.id)
+
     def gate(self, action: str, args: Optional[Dict[str, Any]] = None,
              justification: Sequence[str] = ()) -> GateDecision:
         """Ask the gate about action in this session."""

@@ -4,7 +4,7 @@
 import { CustodyError, errorFrom } from './errors.js';
 import { Session } from './harness.js';
 import type {
-  ConsistencyProof, Decision, Edge, ErasureReceipt, GateDecision, InclusionProof, Lineage, LogEntry, LogStatus,
+  ConsistencyProof, Decision, Edge, ErasureReceipt, GateDecision, Impact, InclusionProof, Lineage, LogEntry, LogStatus,
   MemoryClass, MemoryRecord, Page, Pause, PauseRequest, Policy, PolicyChange, PrincipalInfo, PrincipalUpdate,
   ReviewItem, Rotated, ScoredRecord, SessionInfo,
 } from './types.js';
@@ -25,6 +25,11 @@ export interface CallOptions {
   subject?: string;
 }
 
+/** A read in a session the caller opened: what it returned is recorded for the impact of a later repair. */
+export interface ReadOptions extends CallOptions {
+  session?: string;
+}
+
 export interface RememberInput extends CallOptions {
   namespace: string;
   body: string;
@@ -38,7 +43,7 @@ export interface RememberInput extends CallOptions {
   source_ref?: string;
 }
 
-export interface ListFilter extends CallOptions {
+export interface ListFilter extends ReadOptions {
   namespace?: string;
   /** Only this namespace and those below it (work: work, work/notes; not workshop); not with namespace. */
   namespacePrefix?: string;
@@ -51,7 +56,7 @@ export interface PageOptions extends CallOptions {
   cursor?: string;
 }
 
-export interface SearchInput extends CallOptions {
+export interface SearchInput extends ReadOptions {
   query: string;
   namespace?: string;
   /** Only this namespace and those below it; not with namespace. */
@@ -143,14 +148,15 @@ export class CustodyClient {
     return d.items ?? [];
   }
 
-  get(id: string, o?: CallOptions): Promise<MemoryRecord> {
-    return this.request('GET', `/v1/memories/${this.p(id)}`, { subject: this.sub(o) });
+  get(id: string, o?: ReadOptions): Promise<MemoryRecord> {
+    return this.request('GET', `/v1/memories/${this.p(id)}`, { subject: this.sub(o), session: o?.session });
   }
 
   /** One page of eligible records, newest version per key. */
   async list(f: ListFilter & PageOptions = {}): Promise<Page<MemoryRecord>> {
     const d = await this.request<{ items: MemoryRecord[] | null; next_cursor: string }>('GET', '/v1/memories', {
       namespace: f.namespace, namespace_prefix: f.namespacePrefix, key: f.key, class: f.class, limit: f.limit, cursor: f.cursor, subject: this.sub(f),
+      session: f.session,
     });
     return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
   }
@@ -175,6 +181,11 @@ export class CustodyClient {
 
   lineage(id: string, o?: CallOptions): Promise<Lineage> {
     return this.request('GET', `/v1/memories/${this.p(id)}/lineage`, { subject: this.sub(o) });
+  }
+
+  /** What a record reached: descendants, sessions that read it, gate decisions that relied on it (reviewer or admin). */
+  impact(id: string): Promise<Impact> {
+    return this.request('GET', `/v1/memories/${this.p(id)}/impact`, {});
   }
 
   /** The owner confirms a pending_confirmation write. */

@@ -9,9 +9,9 @@
 // throws GateRefusedError instead of running when the gate does not allow
 // it), then records its output as an observation of the session.
 
-import type { CustodyClient, RememberInput } from './client.js';
+import type { CustodyClient, RememberInput, SearchInput } from './client.js';
 import { GateRefusedError } from './errors.js';
-import type { Decision, GateDecision, SessionInfo } from './types.js';
+import type { Decision, GateDecision, MemoryRecord, ScoredRecord, SessionInfo } from './types.js';
 
 export type ToolArgs = Record<string, unknown>;
 
@@ -58,6 +58,16 @@ export class Session {
   /** A write from this session (agent channel by default): admission knows what the session observed. */
   remember(input: Omit<RememberInput, 'channel' | 'session'> & { channel?: string }): Promise<Decision> {
     return this.client.remember({ subject: this.subject, ...input, channel: input.channel ?? 'agent', session: this.id });
+  }
+
+  /** A search whose hits are recorded as read in this session. */
+  search(input: Omit<SearchInput, 'session'>): Promise<ScoredRecord[]> {
+    return this.client.search({ subject: this.subject, ...input, session: this.id });
+  }
+
+  /** A get recorded as read in this session. */
+  get(id: string): Promise<MemoryRecord> {
+    return this.client.get(id, { subject: this.subject, session: this.id });
   }
 
   /** Ask the gate about action in this session. */

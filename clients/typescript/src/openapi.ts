@@ -261,6 +261,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{id}/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a memory reached: descendants, sessions that read it, gate decisions that relied on it (reviewer/admin) */
+        get: operations["get-v1-memories-id-impact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/{id}/lineage": {
         parameters: {
             query?: never;
@@ -748,6 +765,20 @@ export interface components {
             required: "external" | "agent" | "user" | "confirmed";
             risk: string;
         };
+        GateRef: {
+            action: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            decision: "allow" | "confirm" | "deny";
+            /** @enum {string} */
+            how: "justification" | "traced";
+            /** Format: int64 */
+            log_index: number;
+            record: string;
+            session?: string;
+            subject: string;
+        };
         GateRequest: {
             /** @example payments.send */
             action: string;
@@ -767,6 +798,50 @@ export interface components {
         };
         HistoryResponse: {
             items: components["schemas"]["Record"][] | null;
+        };
+        Impact: {
+            decisions: components["schemas"]["GateRef"][] | null;
+            descendants: components["schemas"]["ImpactRecord"][] | null;
+            /**
+             * Format: date-time
+             * @description reads before this time are past the read retention and not listed
+             */
+            reads_since: string;
+            record: components["schemas"]["ImpactRecord"];
+            sessions: components["schemas"]["ImpactSession"][] | null;
+        };
+        ImpactRecord: {
+            /**
+             * @description how far the record may be trusted: external < agent < user < confirmed
+             * @enum {string}
+             */
+            authority: "external" | "agent" | "user" | "confirmed";
+            channel: string;
+            /** @enum {string} */
+            class: "preference" | "fact" | "episode" | "procedure";
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            key?: string;
+            namespace: string;
+            owner: string;
+            /** @enum {string} */
+            state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+        };
+        ImpactSession: {
+            /** Format: date-time */
+            first_read_at: string;
+            /** Format: date-time */
+            last_read_at: string;
+            opened_by: string;
+            /** Format: int64 */
+            reads: number;
+            /** @description the record it read: the one asked about or a descendant */
+            record: string;
+            session: string;
+            subject: string;
+            /** @description the retrievals that returned it: get, list, search */
+            via: string[] | null;
         };
         InclusionProofResponse: {
             /** @description base64 RFC 6962 proof hashes */
@@ -1147,6 +1222,8 @@ export interface components {
             namespace_prefix?: string;
             /** @description plain text; words are matched as terms */
             query: string;
+            /** @description a session the caller opened: the ids of the hits are recorded for the impact of a later repair */
+            session?: string;
             subject?: string;
         };
         SearchResponse: {
@@ -1483,6 +1560,8 @@ export interface operations {
                 class?: string;
                 /** @description the user to act for; required for agent principals */
                 subject?: string;
+                /** @description a session the caller opened: the ids the read returned are recorded for the impact of a later repair */
+                session?: string;
                 /** @description page size */
                 limit?: number;
                 /** @description next_cursor of the previous page */
@@ -1588,6 +1667,8 @@ export interface operations {
             query?: {
                 /** @description the user to act for; required for agent principals */
                 subject?: string;
+                /** @description a session the caller opened: the ids the read returned are recorded for the impact of a later repair */
+                session?: string;
             };
             header?: never;
             path: {
@@ -1711,6 +1792,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HistoryResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-memories-id-impact": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description an id; one that cannot be an id is answered as absent (404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Impact"];
                 };
             };
             400: components["responses"]["Error"];

@@ -12,6 +12,7 @@ export type Decision = S['Decision'];
 export type GateDecision = S['GateDecision'];
 export type SessionInfo = S['Session'];
 export type Lineage = S['Lineage'];
+export type Impact = S['Impact'];
 export type LogEntry = S['LogEntry'];
 export type InclusionProof = S['InclusionProofResponse'];
 export type ConsistencyProof = S['ConsistencyProofResponse'];
