@@ -94,7 +94,9 @@ func testSessionReads(t *testing.T, e *env) {
 	update(func(tx custody.Tx) error {
 		return tx.InsertGateRefs(e.ctx, []custody.GateRef{ref("acme", a, 7, custody.GateCited), ref("acme", b, 7, custody.GateTraced)})
 	})
-	update(func(tx custody.Tx) error { return tx.InsertGateRefs(e.ctx, []custody.GateRef{ref("other", a, 9, custody.GateCited)}) })
+	update(func(tx custody.Tx) error {
+		return tx.InsertGateRefs(e.ctx, []custody.GateRef{ref("other", a, 9, custody.GateCited)})
+	})
 	var refs []custody.GateRef
 	e.view(func(tx custody.Tx) error {
 		var err error
