@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,20 @@ func TestImpactOffline(t *testing.T) {
 	}
 	if code, _, msg := cli("impact", "-h"); code != 0 || !strings.Contains(msg, "Usage: custody impact ID") {
 		t.Errorf("impact -h: %d %s", code, msg)
+	}
+}
+
+// serve --read-retention must be positive; serve -h documents it with its
+// default.
+func TestServeReadRetentionFlag(t *testing.T) {
+	for _, v := range []string{"0", "-1h"} {
+		_, _, err := run(t, "", runServe, "--db", filepath.Join(t.TempDir(), "c.db"), "--read-retention", v)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--read-retention") {
+			t.Errorf("serve --read-retention %s: %v; want a usage error naming the flag", v, err)
+		}
+	}
+	if code, _, msg := cli("serve", "-h"); code != 0 || !strings.Contains(msg, "-read-retention") || !strings.Contains(msg, "720h0m0s") {
+		t.Errorf("serve -h: %d, without --read-retention and its default:\n%s", code, msg)
 	}
 }
