@@ -14,7 +14,8 @@ import (
 type ImpactTx interface {
 	// RecordReads notes that a read of session at at returned ids, by the
 	// retrieval via: a new row per record the session had not read, or the
-	// row's last time, count and vias updated.
+	// row's last time, count and vias updated. An id given twice counts
+	// once.
 	RecordReads(ctx context.Context, tenant, session string, ids []string, via ReadVia, at time.Time) error
 	// ReadsOf lists the read rows of the tenant's records ids last read at
 	// or after since, in any order.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -16,7 +17,7 @@ func (t *txn) RecordReads(ctx context.Context, tenant, session string, ids []str
 	return t.exec(ctx, `INSERT INTO session_reads AS s (tenant, record, session, via, reads, first_at, last_at)
  SELECT $1, id, $2, $3, 1, $4, $4 FROM unnest($5::text[]) AS id
  ON CONFLICT (tenant, record, session) DO UPDATE SET via = s.via | excluded.via, reads = s.reads + 1, last_at = greatest(s.last_at, excluded.last_at)`,
-		tenant, session, int(via), at.UnixNano(), ids)
+		tenant, session, int(via), at.UnixNano(), slices.Compact(slices.Sorted(slices.Values(ids))))
 }
 
 // ReadsOf lists the read rows of records ids last read at or after since.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -10,7 +11,7 @@ import (
 // RecordReads notes what a session's read returned (schema.sql:
 // session_reads).
 func (t *txn) RecordReads(ctx context.Context, tenant, session string, ids []string, via custody.ReadVia, at time.Time) error {
-	for _, id := range ids {
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
 		if err := t.exec(ctx, `INSERT INTO session_reads (tenant, record, session, via, reads, first_at, last_at) VALUES (?,?,?,?,1,?,?)
  ON CONFLICT (tenant, record, session) DO UPDATE SET via = via | excluded.via, reads = reads + 1, last_at = max(last_at, excluded.last_at)`,
 			tenant, id, session, int(via), at.UnixNano(), at.UnixNano()); err != nil {
