@@ -74,6 +74,9 @@ type Record struct {
 	LogIndex      uint64     `json:"log_index"`
 	PolicyVersion string     `json:"policy_version"`
 	Session       string     `json:"session,omitempty"`
+	// Metadata is the write's metadata (metadata.go): plain data, never a
+	// control field, erased with the body.
+	Metadata Metadata `json:"metadata,omitempty"`
 	Parents       []Edge     `json:"parents"`
 	Erased        bool       `json:"erased,omitempty"`
 	Withheld      bool       `json:"withheld,omitempty"` // body left out: not retrievable by the caller

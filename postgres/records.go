@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -185,27 +183,8 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 	return queryRecords(ctx, s.pool, q, a...)
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
-
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
-
-// words are the search terms of text: runs of letters and digits, lower
-// case. Everything else separates words; nothing is query syntax.
-func words(text string, n int) []string {
-	return wordRE.FindAllString(strings.ToLower(text), n)
-}
-
-// documentText is what a record's search vector is built from: the words
-// of its body and key, separated by spaces, so that the text search parser
-// sees the same tokens as a query does (an e-mail address or a hyphenated
-// number is several words, as in SQLite's unicode61 tokenizer).
-func documentText(r *custody.Record) string {
-	if r.Erased {
-		return ""
-	}
-	return strings.Join(words(r.Body+" "+r.Key, -1), " ")
-}
 
 // normText is a record's normalised text for the gate's substring lookups.
 func normText(r *custody.Record) string {
@@ -213,17 +192,6 @@ func normText(r *custody.Record) string {
 		return ""
 	}
 	return custody.GateText(r.Body, r.Key)
-}
-
-// tsQuery turns plain text into a to_tsquery expression of quoted terms,
-// OR-ed. The terms are letters and digits only, so no character of the
-// input is ever tsquery syntax.
-func tsQuery(text string) string {
-	ws := words(text, maxQueryTerms)
-	for i, w := range ws {
-		ws[i] = "'" + w + "'"
-	}
-	return strings.Join(ws, " | ")
 }
 
 // Search ranks eligible records by ts_rank_cd over body and key.
@@ -234,7 +202,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	}
 	var a args
 	query := `SELECT ` + recordCols + `, ts_rank_cd(r.search, q, 1) AS score
- FROM records r, to_tsquery('simple', ` + a.add(tsq) + `) q
+ FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
  WHERE r.search @@ q AND ` + eligible(&a, sc)
 	if q.Namespace != "" {
 		query += ` AND r.namespace = ` + a.add(q.Namespace)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -205,24 +204,8 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 	return q + ` ORDER BY r.id DESC LIMIT ?`, append(args, f.Limit)
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
-
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
-
-// ftsQuery turns plain text into an FTS5 query of quoted terms (OR), so no
-// character of the input is ever FTS syntax.
-func ftsQuery(text string) string {
-	words := wordRE.FindAllString(strings.ToLower(text), maxQueryTerms)
-	if len(words) == 0 {
-		return ""
-	}
-	terms := make([]string, len(words))
-	for i, w := range words {
-		terms[i] = `"` + w + `"`
-	}
-	return `{body key} : (` + strings.Join(terms, " OR ") + `)`
-}
 
 // Search ranks eligible records by bm25 over body and key.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
