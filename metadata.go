@@ -1,12 +1,16 @@
 package custody
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cedar-policy/cedar-go/types"
 )
 
 // Metadata is a write's optional metadata: string keys and values, kept
@@ -66,8 +70,8 @@ func ValidMetadataFilter(m Metadata) error {
 		if len(k) > MaxMetadataKeyBytes || !metadataKeyRE.MatchString(k) {
 			return invalid("metadata", "metadata filter key %q: give 1 to %d bytes of a-z, 0-9, '_', '.' or '-'", truncate(k, 80), MaxMetadataKeyBytes)
 		}
-		if len(v) > MaxMetadataValueBytes || !utf8.ValidString(v) {
-			return invalid("metadata", "metadata filter value of %q: give valid UTF-8 of at most %d bytes", k, MaxMetadataValueBytes)
+		if len(v) > MaxMetadataValueBytes || !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
+			return invalid("metadata", "metadata filter value of %q: give UTF-8 text without control characters, at most %d bytes", k, MaxMetadataValueBytes)
 		}
 	}
 	return nil
@@ -80,4 +84,58 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return fmt.Sprintf("%s…", strings.ToValidUTF8(s[:n], ""))
+}
+
+// detailMetadata is the log detail that commits to a record's metadata.
+const detailMetadata = "metadata"
+
+// JSON is m's canonical encoding, keys sorted ("" for none): what the
+// stores keep and the log commits to.
+func (m Metadata) JSON() string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(map[string]string(m))
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return string(b)
+}
+
+// ParseMetadata reads what JSON wrote ("" is none).
+func ParseMetadata(s string) (Metadata, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var m Metadata
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// metadataCommitment is what a record's log entry holds of its metadata:
+// the hex HMAC-SHA256, keyed with the record's salt as its body is
+// (BodyHash), of the canonical JSON, so the log neither shows the metadata
+// nor lets it be guessed, and verify catches any edit of it. None ("") for
+// a record without metadata (so entries written before metadata verify as
+// they are) and for an erased one.
+func metadataCommitment(r *Record) string {
+	if len(r.Metadata) == 0 || r.Erased {
+		return ""
+	}
+	return hex.EncodeToString(BodyHash(r.Salt, "custody-metadata\x00"+r.Metadata.JSON()))
+}
+
+// cedar is m as the policy's context.metadata: a record of strings, empty
+// when there is none (test with has: context.metadata has project).
+func (m Metadata) cedar() types.Value {
+	rm := make(types.RecordMap, len(m))
+	for k, v := range m {
+		rm[types.String(k)] = types.String(v)
+	}
+	return types.NewRecord(rm)
 }

@@ -137,6 +137,9 @@ type AdmissionInput struct {
 	Sensitive  bool
 	HasSession bool
 	Derived    bool
+	// Metadata is the candidate's metadata, context.metadata to the
+	// policy: data the writer sent, to be read as a claim, never as rights.
+	Metadata Metadata
 }
 
 // Admission is the policy's decision on a candidate.
@@ -195,6 +198,7 @@ func (in AdmissionInput) request() cedar.Request {
 			"has_session":    types.Boolean(in.HasSession),
 			"derived":        types.Boolean(in.Derived),
 			"roles":          types.NewSet(roles...),
+			"metadata":       in.Metadata.cedar(),
 		}),
 	}
 }

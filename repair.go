@@ -53,7 +53,7 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 			return conflict("record %s is %s; only admitted or pending records can be quarantined (retire it instead)", id, r.State)
 		}
 		if erase {
-			r.Body, r.Salt, r.Erased = "", nil, true // the salt goes with the body
+			r.Body, r.Salt, r.Metadata, r.Erased = "", nil, nil, true // the salt goes with the body
 		}
 		rc := &Receipt{Decision: next, PolicyVersion: r.PolicyVersion, Rules: []string{name}, Reason: orDefault(reason, name+" by "+c.Principal.ID())}
 		if next == r.State { // erasing a record that is already retired

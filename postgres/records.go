@@ -15,7 +15,7 @@ import (
 
 const recordCols = `r.id, r.tenant, r.owner, r.namespace, r.key, r.class, r.body, r.channel, r.writer, r.source_ref,
  r.authority, r.audience, r.state, r.created_at, r.expires_at, r.version, r.log_index, r.policy_version, r.session,
- r.parents, r.erased, r.receipt, r.salt`
+ r.parents, r.erased, r.receipt, r.salt, r.metadata`
 
 // querier is what record reads need: a transaction or the pool.
 type querier interface {
@@ -29,10 +29,10 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 	var authority int16
 	var created int64
 	var expires *int64
-	var parents, receipt string
+	var parents, receipt, metadata string
 	dest := []any{&r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
 		&authority, &r.Audience, &state, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
-		&parents, &r.Erased, &receipt, &r.Salt}
+		&parents, &r.Erased, &receipt, &r.Salt, &metadata}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -51,6 +51,11 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 	if r.Parents == nil {
 		r.Parents = []custody.Edge{}
 	}
+	m, err := custody.ParseMetadata(metadata)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	r.Metadata = m
 	if receipt != "" && receipt != "null" {
 		r.Receipt = new(custody.Receipt)
 		if err := json.Unmarshal([]byte(receipt), r.Receipt); err != nil {
@@ -176,6 +181,7 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 	if f.Class != "" {
 		q += ` AND r.class = ` + a.add(string(f.Class))
 	}
+	q += filterSQL(&a, f.Filters)
 	if f.After != "" {
 		q += ` AND r.id < ` + a.add(f.After)
 	}
@@ -213,6 +219,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if q.Class != "" {
 		query += ` AND r.class = ` + a.add(string(q.Class))
 	}
+	query += filterSQL(&a, q.Filters)
 	query += ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(max(q.Limit, 0))
 	rows, err := s.pool.Query(ctx, query, a...)
 	if err != nil {

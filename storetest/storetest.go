@@ -78,6 +78,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SearchStemming", testSearchStemming},
 		{"SearchStopwords", testSearchStopwords},
 		{"SearchIdentifiers", testSearchIdentifiers},
+		{"Filters", testFilters},
+		{"MetadataNotControl", testMetadataNotControl},
 		{"History", testHistory},
 		{"Review", testReview},
 		{"ReviewBacklog", testReviewBacklog},
