@@ -6,7 +6,7 @@ import (
 
 // filterSQL is the condition of f on a record aliased r (" AND ..."), its
 // arguments added to a: appended to every candidate query, beside
-// eligibility. Metadata is kept as JSON text ('' for none, which nullif
+// eligibility. Metadata is kept as JSON text (the empty string for none, which nullif
 // turns into NULL: no match); the equality filters are one containment.
 func filterSQL(a *args, f custody.Filters) string {
 	var q string

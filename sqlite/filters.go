@@ -9,7 +9,7 @@ import (
 
 // filterSQL is the condition of f on a record aliased r (" AND ..."), with
 // its arguments: appended to every candidate query, beside eligibility.
-// Metadata is kept as JSON text ('' for none, which json_extract reads as
+// Metadata is kept as JSON text (the empty string for none, which json_extract reads as
 // NULL through nullif: no match).
 func filterSQL(f custody.Filters) (string, []any) {
 	var q string

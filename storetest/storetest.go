@@ -80,6 +80,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SearchIdentifiers", testSearchIdentifiers},
 		{"Filters", testFilters},
 		{"MetadataNotControl", testMetadataNotControl},
+		{"MetadataPolicy", testMetadataPolicy},
+		{"MetadataErase", testMetadataErase},
 		{"History", testHistory},
 		{"Review", testReview},
 		{"ReviewBacklog", testReviewBacklog},
