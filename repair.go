@@ -3,6 +3,7 @@ package custody
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/custody-mem/custody/tlog"
@@ -198,7 +199,7 @@ func (s *Service) rebuildOne(ctx context.Context, tx Tx, c *Caller, r *Record, b
 	if body != "" {
 		n := &Record{ID: s.newID(), Tenant: r.Tenant, Owner: r.Owner, Namespace: r.Namespace, Key: r.Key, Class: r.Class,
 			Body: body, Channel: r.Channel, Writer: writer.ID(), SourceRef: r.SourceRef, Audience: r.Audience,
-			CreatedAt: s.now(), ExpiresAt: r.ExpiresAt, Session: r.Session, Parents: kept}
+			CreatedAt: s.now(), ExpiresAt: r.ExpiresAt, Session: r.Session, Parents: kept, Metadata: maps.Clone(r.Metadata)}
 		if err := s.admitNew(ctx, tx, rc, n); err != nil {
 			return nil, err
 		}
