@@ -125,7 +125,8 @@ func MustDefaultPolicy() *Policy {
 }
 
 // AdmissionInput is what the admission policy decides on. Every field comes
-// from the credential, the request metadata or the store; none from the body.
+// from the credential, the request metadata or the store; none from the body
+// but Metadata, the writer's own labels.
 type AdmissionInput struct {
 	Principal  *Principal
 	Channel    string
