@@ -91,7 +91,7 @@ func (s *Service) eraseRecord(ctx context.Context, tx Tx, actor *Principal, r *R
 	if !next.Terminal() {
 		next = StateRetired
 	}
-	r.Body, r.Salt, r.Erased = "", nil, true
+	r.Body, r.Salt, r.Metadata, r.Erased = "", nil, nil, true
 	rc := &Receipt{Decision: next, PolicyVersion: r.PolicyVersion, Rules: []string{"erase"}, Reason: reason}
 	if err := s.transition(ctx, tx, actor, r, "erase", next, rc); err != nil {
 		return nil, err

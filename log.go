@@ -114,7 +114,7 @@ func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
 	if !r.Erased {
 		bodyHash = BodyHash(r.Salt, r.Body)
 	}
-	return &tlog.Entry{
+	e := &tlog.Entry{
 		Tenant: r.Tenant, RecordID: r.ID, Transition: transition,
 		PrevState: string(prev), NewState: string(r.State),
 		BodyHash: bodyHash, PolicyVersion: r.PolicyVersion,
@@ -128,6 +128,10 @@ func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
 			"created_at": fmtTime(&r.CreatedAt),
 		},
 	}
+	if m := metadataCommitment(r); m != "" {
+		e.Details[detailMetadata] = m
+	}
+	return e
 }
 
 // transition moves r to state next, logs it signed by actor (nil: the

@@ -125,7 +125,8 @@ func MustDefaultPolicy() *Policy {
 }
 
 // AdmissionInput is what the admission policy decides on. Every field comes
-// from the credential, the request metadata or the store; none from the body.
+// from the credential, the request metadata or the store; none from the body
+// but Metadata, the writer's own labels.
 type AdmissionInput struct {
 	Principal  *Principal
 	Channel    string
@@ -137,6 +138,9 @@ type AdmissionInput struct {
 	Sensitive  bool
 	HasSession bool
 	Derived    bool
+	// Metadata is the candidate's metadata, context.metadata to the
+	// policy: data the writer sent, to be read as a claim, never as rights.
+	Metadata Metadata
 }
 
 // Admission is the policy's decision on a candidate.
@@ -195,6 +199,7 @@ func (in AdmissionInput) request() cedar.Request {
 			"has_session":    types.Boolean(in.HasSession),
 			"derived":        types.Boolean(in.Derived),
 			"roles":          types.NewSet(roles...),
+			"metadata":       in.Metadata.cedar(),
 		}),
 	}
 }

@@ -74,11 +74,14 @@ type Record struct {
 	LogIndex      uint64     `json:"log_index"`
 	PolicyVersion string     `json:"policy_version"`
 	Session       string     `json:"session,omitempty"`
-	Parents       []Edge     `json:"parents"`
-	Erased        bool       `json:"erased,omitempty"`
-	Withheld      bool       `json:"withheld,omitempty"` // body left out: not retrievable by the caller
-	Receipt       *Receipt   `json:"receipt,omitempty"`
-	Salt          []byte     `json:"-"` // keys the body's commitment in the log (BodyHash); never shown, erased with the body, empty on records older than salts
+	// Metadata is the write's metadata (metadata.go): plain data, never a
+	// control field, erased with the body.
+	Metadata Metadata `json:"metadata,omitempty"`
+	Parents  []Edge   `json:"parents"`
+	Erased   bool     `json:"erased,omitempty"`
+	Withheld bool     `json:"withheld,omitempty"` // body left out: not retrievable by the caller
+	Receipt  *Receipt `json:"receipt,omitempty"`
+	Salt     []byte   `json:"-"` // keys the body's commitment in the log (BodyHash); never shown, erased with the body, empty on records older than salts
 }
 
 // Eligible reports whether r may be returned to subject (with the given

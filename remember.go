@@ -3,6 +3,7 @@ package custody
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,8 @@ type Candidate struct {
 	Session     string
 	DerivedFrom []Edge
 	SourceRef   string
+	// Metadata is optional plain data kept with the record (metadata.go).
+	Metadata Metadata
 }
 
 // Decision is the outcome of a write.
@@ -77,6 +80,9 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 	if in.ExpiresAt != nil && in.ExpiresAt.After(MaxTime) {
 		return invalid("expires_at", "expires_at must be before %s", MaxTime.Format(time.RFC3339))
 	}
+	if err := ValidMetadata(in.Metadata); err != nil {
+		return err
+	}
 	if len(in.SourceRef) > 2048 {
 		return invalid("source_ref", "source_ref is longer than 2048 bytes")
 	}
@@ -118,6 +124,7 @@ func (s *Service) newRecord(c *Caller, in *Candidate) *Record {
 		ID: s.newID(), Tenant: c.Tenant(), Owner: c.Subject.Name, Namespace: in.Namespace, Key: in.Key,
 		Class: in.Class, Body: in.Body, Channel: in.Channel, Writer: c.Principal.ID(), SourceRef: in.SourceRef,
 		Audience: in.Audience, CreatedAt: s.now(), ExpiresAt: in.ExpiresAt, Session: in.Session, Parents: in.DerivedFrom,
+		Metadata: maps.Clone(in.Metadata),
 	}
 	if r.Parents == nil {
 		r.Parents = []Edge{}
@@ -166,7 +173,7 @@ func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh
 	if ceiling > 0 {
 		r.Authority = min(r.Authority, ceiling)
 	}
-	in := AdmissionInput{Principal: c.Principal, Channel: r.Channel, Class: r.Class, Key: r.Key}
+	in := AdmissionInput{Principal: c.Principal, Channel: r.Channel, Class: r.Class, Key: r.Key, Metadata: r.Metadata}
 	if r.Session != "" {
 		sess, err := s.session(ctx, tx, c, r.Session)
 		if err != nil {

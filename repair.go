@@ -3,6 +3,7 @@ package custody
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/custody-mem/custody/tlog"
@@ -53,7 +54,7 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 			return conflict("record %s is %s; only admitted or pending records can be quarantined (retire it instead)", id, r.State)
 		}
 		if erase {
-			r.Body, r.Salt, r.Erased = "", nil, true // the salt goes with the body
+			r.Body, r.Salt, r.Metadata, r.Erased = "", nil, nil, true // the salt goes with the body
 		}
 		rc := &Receipt{Decision: next, PolicyVersion: r.PolicyVersion, Rules: []string{name}, Reason: orDefault(reason, name+" by "+c.Principal.ID())}
 		if next == r.State { // erasing a record that is already retired
@@ -199,7 +200,7 @@ func (s *Service) rebuildOne(ctx context.Context, tx Tx, c *Caller, r *Record, b
 	if body != "" {
 		n := &Record{ID: s.newID(), Tenant: r.Tenant, Owner: r.Owner, Namespace: r.Namespace, Key: r.Key, Class: r.Class,
 			Body: body, Channel: r.Channel, Writer: writer.ID(), SourceRef: r.SourceRef, Audience: r.Audience,
-			CreatedAt: s.now(), ExpiresAt: r.ExpiresAt, Session: r.Session, Parents: kept}
+			CreatedAt: s.now(), ExpiresAt: r.ExpiresAt, Session: r.Session, Parents: kept, Metadata: maps.Clone(r.Metadata)}
 		if err := s.admitNew(ctx, tx, rc, n); err != nil {
 			return nil, err
 		}

@@ -24,8 +24,9 @@ type ListInput struct {
 	// Namespace.
 	NamespacePrefix string
 	Class           Class
-	Limit           int
-	Cursor          string
+	Filters
+	Limit  int
+	Cursor string
 }
 
 // Page is one page of records and the cursor of the next ("" at the end).
@@ -43,6 +44,9 @@ func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, err
 	if err := ValidKey(in.Key); err != nil {
 		return nil, err
 	}
+	if err := validFilters(in.Filters, in.Key); err != nil {
+		return nil, err
+	}
 	if in.Class != "" {
 		if _, err := ParseClass(string(in.Class)); err != nil {
 			return nil, err
@@ -56,7 +60,7 @@ func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, err
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.store.List(ctx, c.scope(s.now()), ListFilter{Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Key: in.Key, Class: in.Class, Limit: limit + 1, After: after})
+	recs, err := s.store.List(ctx, c.scope(s.now()), ListFilter{Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Key: in.Key, Class: in.Class, Filters: in.Filters, Limit: limit + 1, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +82,8 @@ type SearchInput struct {
 	// NamespacePrefix is as in ListInput.
 	NamespacePrefix string
 	Class           Class
-	Limit           int
+	Filters
+	Limit int
 }
 
 // Search ranks the subject's eligible records against plain text: words are
@@ -98,11 +103,14 @@ func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scor
 			return nil, err
 		}
 	}
+	if err := validFilters(in.Filters, ""); err != nil {
+		return nil, err
+	}
 	limit, err := clampLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: in.Class, Limit: limit})
+	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: in.Class, Filters: in.Filters, Limit: limit})
 	if hits == nil && err == nil {
 		hits = []Scored{}
 	}

@@ -222,7 +222,7 @@ func (s *Service) Restore(ctx context.Context, data []byte, progress func(done, 
 			}
 			r.Salt = snap.Salts[r.ID]
 			if erased[snap.Tenant+"\x00"+r.ID] || r.Erased {
-				r.Body, r.Salt, r.Erased = "", nil, true // erased after the snapshot was taken: its body stays gone
+				r.Body, r.Salt, r.Metadata, r.Erased = "", nil, nil, true // erased after the snapshot was taken: its body stays gone
 			}
 			if err := s.restoreRecord(ctx, tx, snap, r, registry, rep); err != nil {
 				return err

@@ -176,8 +176,9 @@ type ListFilter struct {
 	NamespacePrefix string
 	Key             string
 	Class           Class
-	Limit           int
-	After           string // id cursor: return records with ids below it (newest first)
+	Filters
+	Limit int
+	After string // id cursor: return records with ids below it (newest first)
 }
 
 // SearchQuery is a plain-text search.
@@ -187,7 +188,8 @@ type SearchQuery struct {
 	// NamespacePrefix is as in ListFilter.
 	NamespacePrefix string
 	Class           Class
-	Limit           int
+	Filters
+	Limit int
 }
 
 // Scored is a search hit: a record and its relevance (higher is better).

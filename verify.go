@@ -442,8 +442,14 @@ func compareRecord(r *Record, x *expected) error {
 	if !r.Erased && !bytes.Equal(BodyHash(r.Salt, r.Body), x.bodyHash) {
 		return differ("record %s: body or its salt does not match the hash in the log", r.ID)
 	}
+	if got, want := metadataCommitment(r), x.fields[detailMetadata]; got != want {
+		return differ("record %s: its metadata does not match the commitment in the log", r.ID)
+	}
 	if r.Erased && (r.Body != "" || len(r.Salt) > 0) {
 		return differ("record %s: erased but still holds a body or its salt", r.ID)
+	}
+	if r.Erased && len(r.Metadata) > 0 {
+		return differ("record %s: erased but still holds metadata", r.ID)
 	}
 	return nil
 }

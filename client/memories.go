@@ -39,16 +39,29 @@ type ListOptions struct {
 	// NamespacePrefix keeps this namespace and those below it; it excludes
 	// Namespace.
 	NamespacePrefix string
-	Limit           int
-	Cursor          string
+	// KeyPrefix keeps the keyed records whose key starts with it; it
+	// excludes Key.
+	KeyPrefix string
+	// CreatedAfter and CreatedBefore are RFC 3339 times: only records
+	// created strictly after, and strictly before, them.
+	CreatedAfter, CreatedBefore string
+	// Metadata keeps the records whose metadata has every one of these
+	// keys with exactly this value.
+	Metadata map[string]string
+	Limit    int
+	Cursor   string
 }
 
 func (o ListOptions) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"namespace": o.Namespace, "namespace_prefix": o.NamespacePrefix, "key": o.Key, "class": o.Class, "subject": o.Subject, "cursor": o.Cursor} {
+	for k, v := range map[string]string{"namespace": o.Namespace, "namespace_prefix": o.NamespacePrefix, "key": o.Key, "class": o.Class, "subject": o.Subject, "cursor": o.Cursor,
+		"key_prefix": o.KeyPrefix, "created_after": o.CreatedAfter, "created_before": o.CreatedBefore} {
 		if v != "" {
 			q.Set(k, v)
 		}
+	}
+	for k, v := range o.Metadata {
+		q.Set("metadata."+k, v)
 	}
 	if o.Limit != 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))

@@ -11,17 +11,18 @@ import (
 // no control fields (state, authority, owner, writer): those come from the
 // credential and the policy, and a body naming them is refused.
 type MemoryRequest struct {
-	Namespace   string         `json:"namespace" doc:"1 to 8 segments joined by /, each [A-Za-z0-9_.-]{1,64}" example:"profile"`
-	Key         string         `json:"key,omitempty" doc:"[A-Za-z0-9_.:-]{1,128}; a keyed record replaces the previous version when admitted" example:"payee_account"`
-	Class       string         `json:"class" enum:"preference,fact,episode,procedure"`
-	Body        string         `json:"body" doc:"the memory, opaque text: never parsed for control fields"`
-	Channel     string         `json:"channel" doc:"how the content arrived; must be one of the principal's registered channels" example:"user"`
-	Subject     string         `json:"subject,omitempty" doc:"the user the write is for; required for agent principals"`
-	Audience    string         `json:"audience,omitempty" doc:"owner (default), group:<name> or tenant"`
-	ExpiresAt   string         `json:"expires_at,omitempty" format:"date-time" doc:"RFC 3339; must be in the future"`
-	Session     string         `json:"session,omitempty" doc:"the session the write comes from (agent channel)"`
-	DerivedFrom []custody.Edge `json:"derived_from,omitempty" doc:"parents of a derived record, with weights in [0,1]"`
-	SourceRef   string         `json:"source_ref,omitempty" doc:"where the content came from (URL, message id, file)"`
+	Namespace   string            `json:"namespace" doc:"1 to 8 segments joined by /, each [A-Za-z0-9_.-]{1,64}" example:"profile"`
+	Key         string            `json:"key,omitempty" doc:"[A-Za-z0-9_.:-]{1,128}; a keyed record replaces the previous version when admitted" example:"payee_account"`
+	Class       string            `json:"class" enum:"preference,fact,episode,procedure"`
+	Body        string            `json:"body" doc:"the memory, opaque text: never parsed for control fields"`
+	Channel     string            `json:"channel" doc:"how the content arrived; must be one of the principal's registered channels" example:"user"`
+	Subject     string            `json:"subject,omitempty" doc:"the user the write is for; required for agent principals"`
+	Audience    string            `json:"audience,omitempty" doc:"owner (default), group:<name> or tenant"`
+	ExpiresAt   string            `json:"expires_at,omitempty" format:"date-time" doc:"RFC 3339; must be in the future"`
+	Session     string            `json:"session,omitempty" doc:"the session the write comes from (agent channel)"`
+	DerivedFrom []custody.Edge    `json:"derived_from,omitempty" doc:"parents of a derived record, with weights in [0,1]"`
+	SourceRef   string            `json:"source_ref,omitempty" doc:"where the content came from (URL, message id, file)"`
+	Metadata    map[string]string `json:"metadata,omitempty" doc:"optional plain data kept with the record: at most 16 keys of [a-z0-9_.-]{1,64}, string values of at most 512 bytes, 4 KiB in all; never a control field (a key named channel or state changes nothing); the admission policy reads it as context.metadata"`
 }
 
 // candidate turns the request into the domain's candidate.
@@ -29,6 +30,7 @@ func (m *MemoryRequest) candidate() (custody.Candidate, error) {
 	c := custody.Candidate{
 		Namespace: m.Namespace, Key: m.Key, Class: custody.Class(m.Class), Body: m.Body, Channel: m.Channel,
 		Audience: m.Audience, Session: m.Session, DerivedFrom: m.DerivedFrom, SourceRef: m.SourceRef,
+		Metadata: m.Metadata,
 	}
 	if m.ExpiresAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, m.ExpiresAt)
@@ -49,9 +51,13 @@ type SearchRequest struct {
 	Session   string `json:"session,omitempty" doc:"a session the caller opened: the ids of the hits are recorded for the impact of a later repair"`
 	Namespace string `json:"namespace,omitempty" doc:"only this namespace"`
 	// NamespacePrefix excludes Namespace.
-	NamespacePrefix string `json:"namespace_prefix,omitempty" doc:"only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"`
-	Class           string `json:"class,omitempty" enum:"preference,fact,episode,procedure"`
-	Limit           int    `json:"limit,omitempty" doc:"default 10, at most 100"`
+	NamespacePrefix string            `json:"namespace_prefix,omitempty" doc:"only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"`
+	Class           string            `json:"class,omitempty" enum:"preference,fact,episode,procedure"`
+	KeyPrefix       string            `json:"key_prefix,omitempty" doc:"only keyed records whose key starts with this"`
+	CreatedAfter    string            `json:"created_after,omitempty" format:"date-time" doc:"only records created strictly after this RFC 3339 time"`
+	CreatedBefore   string            `json:"created_before,omitempty" format:"date-time" doc:"only records created strictly before this RFC 3339 time"`
+	Metadata        map[string]string `json:"metadata,omitempty" doc:"only records whose metadata has each of these keys with exactly this value"`
+	Limit           int               `json:"limit,omitempty" doc:"default 10, at most 100"`
 }
 
 // SearchResponse is the answer of POST /v1/search, best first. Search is
@@ -126,9 +132,13 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	f, err := queryFilters(q)
+	if err != nil {
+		return err
+	}
 	page, err := s.svc.ListIn(r.Context(), c, q.Get("session"), custody.ListInput{
 		Namespace: q.Get("namespace"), NamespacePrefix: q.Get("namespace_prefix"), Key: q.Get("key"), Class: custody.Class(q.Get("class")),
-		Limit: limit, Cursor: q.Get("cursor"),
+		Filters: f, Limit: limit, Cursor: q.Get("cursor"),
 	})
 	if err != nil {
 		return err
@@ -146,8 +156,13 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	f, err := filters(req.KeyPrefix, req.CreatedAfter, req.CreatedBefore, req.Metadata)
+	if err != nil {
+		return err
+	}
 	hits, err := s.svc.SearchIn(r.Context(), c, req.Session, custody.SearchInput{
-		Query: req.Query, Namespace: req.Namespace, NamespacePrefix: req.NamespacePrefix, Class: custody.Class(req.Class), Limit: req.Limit,
+		Query: req.Query, Namespace: req.Namespace, NamespacePrefix: req.NamespacePrefix, Class: custody.Class(req.Class),
+		Filters: f, Limit: req.Limit,
 	})
 	if err != nil {
 		return err

@@ -77,7 +77,7 @@ func (s *Server) coreRoutes() []route {
 			query: []param{{name: "namespace", doc: "only this namespace"},
 				{name: "namespace_prefix", doc: "only this namespace and those below it (work: work, work/notes; not workshop); not with namespace"},
 				{name: "key", doc: "only this key"},
-				{name: "class", doc: "only this class"}, subjectParam, sessionParam, limitParam, cursorParam},
+				{name: "class", doc: "only this class"}, filterParams[0], filterParams[1], filterParams[2], filterParams[3], subjectParam, sessionParam, limitParam, cursorParam},
 			status: 200, response: ListResponse{}, errors: []int{403}, handler: s.listMemories},
 		{method: "GET", path: "/v1/memories/{id}", summary: "Get one eligible memory with its provenance", tag: "memories",
 			query: []param{subjectParam, sessionParam}, status: 200, response: custody.Record{}, errors: []int{403, 404}, handler: s.getMemory},

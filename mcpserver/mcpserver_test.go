@@ -341,9 +341,9 @@ func TestToolSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "limit"},
+		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "class", "key_prefix", "created_after", "created_before", "metadata", "limit"},
 		mcpserver.ToolGet:      {"id"},
-		mcpserver.ToolRemember: {"namespace", "key", "class", "body", "expires_at"},
+		mcpserver.ToolRemember: {"namespace", "key", "class", "body", "expires_at", "metadata"},
 		mcpserver.ToolGate:     {"action", "args", "justification"},
 		mcpserver.ToolHistory:  {"id"},
 	}

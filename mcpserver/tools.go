@@ -29,8 +29,13 @@ type SearchInput struct {
 	Query     string `json:"query" jsonschema:"plain text; its words are matched against memory bodies and keys (not a query language)"`
 	Namespace string `json:"namespace,omitempty" jsonschema:"only memories in this namespace, e.g. prefs or bank/payees"`
 	// NamespacePrefix excludes Namespace.
-	NamespacePrefix string `json:"namespace_prefix,omitempty" jsonschema:"only memories in this namespace or below it, e.g. bank for bank and bank/payees (not banking); not with namespace"`
-	Limit           int    `json:"limit,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 10)"`
+	NamespacePrefix string            `json:"namespace_prefix,omitempty" jsonschema:"only memories in this namespace or below it, e.g. bank for bank and bank/payees (not banking); not with namespace"`
+	Class           string            `json:"class,omitempty" jsonschema:"only memories of this class: preference, fact, episode or procedure"`
+	KeyPrefix       string            `json:"key_prefix,omitempty" jsonschema:"only keyed memories whose key starts with this, e.g. payee. for payee.iban and payee.name"`
+	CreatedAfter    string            `json:"created_after,omitempty" jsonschema:"only memories created after this RFC 3339 time, e.g. 2027-01-31T00:00:00Z"`
+	CreatedBefore   string            `json:"created_before,omitempty" jsonschema:"only memories created before this RFC 3339 time"`
+	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"only memories whose metadata has each of these keys with exactly this value, e.g. {\"project\": \"apollo\"}"`
+	Limit           int               `json:"limit,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 10)"`
 }
 
 // GetInput is what memory_get and memory_history take.
@@ -41,11 +46,12 @@ type GetInput struct {
 // RememberInput is what memory_remember takes: content and its shape, never
 // its provenance.
 type RememberInput struct {
-	Namespace string `json:"namespace" jsonschema:"1 to 8 segments joined by /, each of letters, digits, _ . -; e.g. prefs or bank/payees"`
-	Key       string `json:"key,omitempty" jsonschema:"a key for a value that a newer memory replaces, e.g. tone or payee_account; omit for a free-standing memory"`
-	Class     string `json:"class" jsonschema:"preference, fact, episode (something that happened) or procedure (how to do something)"`
-	Body      string `json:"body" jsonschema:"the memory itself, as plain text"`
-	ExpiresAt string `json:"expires_at,omitempty" jsonschema:"RFC 3339 time after which the memory is forgotten, e.g. 2027-01-31T00:00:00Z"`
+	Namespace string            `json:"namespace" jsonschema:"1 to 8 segments joined by /, each of letters, digits, _ . -; e.g. prefs or bank/payees"`
+	Key       string            `json:"key,omitempty" jsonschema:"a key for a value that a newer memory replaces, e.g. tone or payee_account; omit for a free-standing memory"`
+	Class     string            `json:"class" jsonschema:"preference, fact, episode (something that happened) or procedure (how to do something)"`
+	Body      string            `json:"body" jsonschema:"the memory itself, as plain text"`
+	ExpiresAt string            `json:"expires_at,omitempty" jsonschema:"RFC 3339 time after which the memory is forgotten, e.g. 2027-01-31T00:00:00Z"`
+	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"optional labels kept with the memory, e.g. {\"project\": \"apollo\"}: up to 16 keys of a-z 0-9 _ . -, string values; plain data, never who wrote it or how far it is trusted"`
 }
 
 // GateInput is what memory_gate takes.
@@ -58,21 +64,22 @@ type GateInput struct {
 // Memory is one memory as the tools return it: the body next to its
 // provenance.
 type Memory struct {
-	ID        string  `json:"id"`
-	Namespace string  `json:"namespace"`
-	Key       string  `json:"key,omitempty"`
-	Class     string  `json:"class"`
-	Body      string  `json:"body"`
-	Authority string  `json:"authority" jsonschema:"how far the memory may be trusted: external < agent < user < confirmed"`
-	Channel   string  `json:"channel" jsonschema:"how the content arrived: user, agent, tool:<name>, import, derive, admin"`
-	Writer    string  `json:"writer" jsonschema:"the credential that wrote it (tenant/name)"`
-	SourceRef string  `json:"source_ref"`
-	State     string  `json:"state"`
-	CreatedAt string  `json:"created_at"`
-	ExpiresAt string  `json:"expires_at,omitempty"`
-	Version   int     `json:"version"`
-	LogIndex  uint64  `json:"log_index"`
-	Score     float64 `json:"score,omitempty"`
+	ID        string            `json:"id"`
+	Namespace string            `json:"namespace"`
+	Key       string            `json:"key,omitempty"`
+	Class     string            `json:"class"`
+	Body      string            `json:"body"`
+	Authority string            `json:"authority" jsonschema:"how far the memory may be trusted: external < agent < user < confirmed"`
+	Channel   string            `json:"channel" jsonschema:"how the content arrived: user, agent, tool:<name>, import, derive, admin"`
+	Writer    string            `json:"writer" jsonschema:"the credential that wrote it (tenant/name)"`
+	SourceRef string            `json:"source_ref"`
+	State     string            `json:"state"`
+	CreatedAt string            `json:"created_at"`
+	ExpiresAt string            `json:"expires_at,omitempty"`
+	Version   int               `json:"version"`
+	LogIndex  uint64            `json:"log_index"`
+	Score     float64           `json:"score,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"the labels the writer kept with the memory: what the writer said, not provenance"`
 }
 
 // SearchOutput is memory_search's structured result.
@@ -268,7 +275,12 @@ func (ss *session) search(ctx context.Context, req *mcp.CallToolRequest, in Sear
 	if err := ss.check(req); err != nil {
 		return nil, SearchOutput{}, err
 	}
-	hits, err := ss.readSearch(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Limit: in.Limit}) // reads.go
+	f, err := in.filters()
+	if err != nil {
+		return nil, SearchOutput{}, err
+	}
+	hits, err := ss.readSearch(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix,
+		Class: custody.Class(in.Class), Filters: f, Limit: in.Limit}) // reads.go
 	if err != nil {
 		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
 	}
@@ -305,7 +317,7 @@ func (ss *session) remember(ctx context.Context, req *mcp.CallToolRequest, in Re
 	}
 	cand := custody.Candidate{
 		Namespace: in.Namespace, Key: in.Key, Class: custody.Class(in.Class), Body: in.Body,
-		Channel: ss.srv.opts.Channel, Session: ss.id, SourceRef: sourceRef(req),
+		Channel: ss.srv.opts.Channel, Session: ss.id, SourceRef: sourceRef(req), Metadata: in.Metadata,
 	}
 	if in.ExpiresAt != "" {
 		t, err := time.Parse(time.RFC3339, in.ExpiresAt)
@@ -460,6 +472,7 @@ func memoryOf(r *custody.Record) Memory {
 		ID: r.ID, Namespace: r.Namespace, Key: r.Key, Class: string(r.Class), Body: r.Body,
 		Authority: r.Authority.String(), Channel: r.Channel, Writer: r.Writer, SourceRef: r.SourceRef,
 		State: string(r.State), CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano), Version: r.Version, LogIndex: r.LogIndex,
+		Metadata: r.Metadata,
 	}
 	if r.ExpiresAt != nil {
 		m.ExpiresAt = r.ExpiresAt.UTC().Format(time.RFC3339Nano)

@@ -23,7 +23,7 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 			}
 		}
 		err := t.tx.QueryRow(ctx, `SELECT x.id FROM unnest($1::text[], $2::text[]) AS x(id, doc) JOIN records r ON r.id = x.id
- WHERE r.search <> to_tsvector('simple', x.doc) ORDER BY x.id LIMIT 1`, p.ids, p.docs).Scan(&id)
+ WHERE r.search <> x.doc::tsvector ORDER BY x.id LIMIT 1`, p.ids, p.docs).Scan(&id)
 		if err == nil {
 			what = "its search vector is not its own"
 			return true, nil

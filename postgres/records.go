@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -17,7 +15,7 @@ import (
 
 const recordCols = `r.id, r.tenant, r.owner, r.namespace, r.key, r.class, r.body, r.channel, r.writer, r.source_ref,
  r.authority, r.audience, r.state, r.created_at, r.expires_at, r.version, r.log_index, r.policy_version, r.session,
- r.parents, r.erased, r.receipt, r.salt`
+ r.parents, r.erased, r.receipt, r.salt, r.metadata`
 
 // querier is what record reads need: a transaction or the pool.
 type querier interface {
@@ -31,10 +29,10 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 	var authority int16
 	var created int64
 	var expires *int64
-	var parents, receipt string
+	var parents, receipt, metadata string
 	dest := []any{&r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
 		&authority, &r.Audience, &state, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
-		&parents, &r.Erased, &receipt, &r.Salt}
+		&parents, &r.Erased, &receipt, &r.Salt, &metadata}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -53,6 +51,11 @@ func scanRecord(row pgx.Row, extra ...any) (*custody.Record, error) {
 	if r.Parents == nil {
 		r.Parents = []custody.Edge{}
 	}
+	m, err := custody.ParseMetadata(metadata)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	r.Metadata = m
 	if receipt != "" && receipt != "null" {
 		r.Receipt = new(custody.Receipt)
 		if err := json.Unmarshal([]byte(receipt), r.Receipt); err != nil {
@@ -178,6 +181,7 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 	if f.Class != "" {
 		q += ` AND r.class = ` + a.add(string(f.Class))
 	}
+	q += filterSQL(&a, f.Filters)
 	if f.After != "" {
 		q += ` AND r.id < ` + a.add(f.After)
 	}
@@ -185,27 +189,8 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 	return queryRecords(ctx, s.pool, q, a...)
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
-
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
-
-// words are the search terms of text: runs of letters and digits, lower
-// case. Everything else separates words; nothing is query syntax.
-func words(text string, n int) []string {
-	return wordRE.FindAllString(strings.ToLower(text), n)
-}
-
-// documentText is what a record's search vector is built from: the words
-// of its body and key, separated by spaces, so that the text search parser
-// sees the same tokens as a query does (an e-mail address or a hyphenated
-// number is several words, as in SQLite's unicode61 tokenizer).
-func documentText(r *custody.Record) string {
-	if r.Erased {
-		return ""
-	}
-	return strings.Join(words(r.Body+" "+r.Key, -1), " ")
-}
 
 // normText is a record's normalised text for the gate's substring lookups.
 func normText(r *custody.Record) string {
@@ -213,17 +198,6 @@ func normText(r *custody.Record) string {
 		return ""
 	}
 	return custody.GateText(r.Body, r.Key)
-}
-
-// tsQuery turns plain text into a to_tsquery expression of quoted terms,
-// OR-ed. The terms are letters and digits only, so no character of the
-// input is ever tsquery syntax.
-func tsQuery(text string) string {
-	ws := words(text, maxQueryTerms)
-	for i, w := range ws {
-		ws[i] = "'" + w + "'"
-	}
-	return strings.Join(ws, " | ")
 }
 
 // Search ranks eligible records by ts_rank_cd over body and key.
@@ -234,7 +208,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	}
 	var a args
 	query := `SELECT ` + recordCols + `, ts_rank_cd(r.search, q, 1) AS score
- FROM records r, to_tsquery('simple', ` + a.add(tsq) + `) q
+ FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
  WHERE r.search @@ q AND ` + eligible(&a, sc)
 	if q.Namespace != "" {
 		query += ` AND r.namespace = ` + a.add(q.Namespace)
@@ -245,6 +219,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if q.Class != "" {
 		query += ` AND r.class = ` + a.add(string(q.Class))
 	}
+	query += filterSQL(&a, q.Filters)
 	query += ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(max(q.Limit, 0))
 	rows, err := s.pool.Query(ctx, query, a...)
 	if err != nil {

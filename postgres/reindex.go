@@ -27,9 +27,9 @@ func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) er
 	}
 	var done uint64
 	return t.textPages(ctx, func(p textPage) (bool, error) {
-		if err := t.exec(ctx, `UPDATE records r SET norm = x.norm, search = to_tsvector('simple', x.doc)
+		if err := t.exec(ctx, `UPDATE records r SET norm = x.norm, search = x.doc::tsvector
  FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, norm, doc)
- WHERE r.id = x.id AND (r.norm <> x.norm OR r.search <> to_tsvector('simple', x.doc))`, p.ids, p.norms, p.docs); err != nil {
+ WHERE r.id = x.id AND (r.norm <> x.norm OR r.search <> x.doc::tsvector)`, p.ids, p.norms, p.docs); err != nil {
 			return true, err
 		}
 		done += uint64(len(p.ids))

@@ -106,12 +106,12 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	}
 	err = t.exec(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
  source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased,
- receipt, search, norm, salt)
- VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,to_tsvector('simple', $23),$24,$25)`,
+ receipt, search, norm, salt, metadata)
+ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23::text::tsvector,$24,$25,$26)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
 		int16(r.Authority), r.Audience, string(r.State), created, expires, r.Version, int64(r.LogIndex),
 		r.PolicyVersion, r.Session, jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r),
-		saltArg(r.Salt))
+		saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return err
 	}
@@ -143,10 +143,10 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return errReadOnly
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE records SET body = $1, authority = $2, audience = $3, state = $4, log_index = $5,
- policy_version = $6, parents = $7, erased = $8, receipt = $9, search = to_tsvector('simple', $10), norm = $11, salt = $14
+ policy_version = $6, parents = $7, erased = $8, receipt = $9, search = $10::text::tsvector, norm = $11, salt = $14, metadata = $15
  WHERE id = $12 AND tenant = $13`,
 		r.Body, int16(r.Authority), r.Audience, string(r.State), int64(r.LogIndex), r.PolicyVersion,
-		jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r), r.ID, r.Tenant, saltArg(r.Salt))
+		jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r), r.ID, r.Tenant, saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return classify(err)
 	}

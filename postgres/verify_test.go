@@ -46,7 +46,7 @@ func TestVerifyIndexedText(t *testing.T) {
 	expectVerify(t, svc, "")
 	mustExec(t, st, `UPDATE records SET search = to_tsvector('simple', 'nothing')`)
 	expectVerify(t, svc, "search vector")
-	mustExec(t, st, `UPDATE records SET search = to_tsvector('simple', 'pay acct 7777')`)
+	mustExec(t, st, `UPDATE records SET search = 'pay:1 acct-7777:2 acct:3 7777:4'::tsvector`)
 	expectVerify(t, svc, "")
 }
 

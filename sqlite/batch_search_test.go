@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"errors"
 	"fmt"
+	"github.com/custody-mem/custody/internal/lexical"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -89,9 +90,9 @@ func TestBatchSearchRows(t *testing.T) {
 		t.Errorf("%d records pending after a search; want none", n)
 	}
 	// The index itself, not retrieval, which would hide rows of retired or
-	// missing records.
+	// missing records. The index holds terms (internal/lexical): stems.
 	indexed := func(word string) []int64 {
-		rows, err := st.DB().QueryContext(ctx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid`, word)
+		rows, err := st.DB().QueryContext(ctx, `SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid`, lexical.Query(word, 1)[0])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,3 +55,15 @@ func CommitBatch(ctx context.Context, s *Store, fns ...func(custody.Tx) error) [
 func BreakWriterConn(s *Store) error {
 	return s.wconn.Raw(func(any) error { return driver.ErrBadConn })
 }
+
+// TruncateWAL checkpoints the whole WAL into the database file and
+// truncates it, holding the lock the store's own checkpoints take (SQLite
+// gives up at once on a checkpoint while another runs), and reports
+// whether a reader or writer kept it from finishing.
+func TruncateWAL(ctx context.Context, s *Store) (busy bool, err error) {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	var b, frames, copied int
+	err = s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&b, &frames, &copied)
+	return b != 0, err
+}

@@ -28,7 +28,12 @@ import (
 // Version 11 adds the pauses table (empty in an older database).
 // Version 12 adds session_reads and gate_refs (empty in an older database:
 // its sessions' reads and its gate decisions were not recorded).
-const schemaVersion = 12
+// Version 14 fills records_fts with the terms of internal/lexical (English
+// stems, no stopwords, identifiers whole) under a tokenizer that splits at
+// spaces only: the old table is dropped, and every live record that is not
+// waiting in index_pending is indexed again (reindexFTS); it also adds
+// records.metadata (empty for older records).
+const schemaVersion = 14
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -111,8 +116,18 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 10: %w", err)
 		}
 	}
+	if hasRecords == 1 && v < 14 {
+		if err := dropFTS(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 14: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
+	}
+	if hasRecords == 1 && v < 14 {
+		if err := reindexFTS(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 14: %w", err)
+		}
 	}
 	if hasPrincipals == 1 && hasLogIndex == 0 {
 		if err := linkPrincipals(ctx, tx); err != nil {

@@ -57,7 +57,7 @@ func (t *txn) unindex(ctx context.Context, rid int64) error {
 // segment each for all of them, and reports whether there were any.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	res, err := t.ExecContext(ctx, `INSERT INTO records_fts (rowid, body, key)
- SELECT r.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
+ SELECT r.rid, custody_terms(r.body), custody_terms(r.key) FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
 	}

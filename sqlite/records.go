@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 
 const recordCols = `r.rid, r.id, r.tenant, r.owner, r.namespace, r.key, r.class, r.body, r.channel, r.writer, r.source_ref,
  r.authority, r.audience, r.state, r.created_at, r.expires_at, r.version, r.log_index, r.policy_version, r.session,
- r.parents, r.erased, r.receipt, r.salt`
+ r.parents, r.erased, r.receipt, r.salt, r.metadata`
 
 type scanner interface{ Scan(...any) error }
 
@@ -23,11 +22,11 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	var r custody.Record
 	var rid, created int64
 	var expires sql.NullInt64
-	var parents, receipt string
+	var parents, receipt, metadata string
 	var erased int
 	dest := []any{&rid, &r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &r.Class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
 		&r.Authority, &r.Audience, &r.State, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
-		&parents, &erased, &receipt, &r.Salt}
+		&parents, &erased, &receipt, &r.Salt, &metadata}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return nil, 0, err
 	}
@@ -46,6 +45,11 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	if r.Parents == nil {
 		r.Parents = []custody.Edge{}
 	}
+	m, err := custody.ParseMetadata(metadata)
+	if err != nil {
+		return nil, 0, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	r.Metadata = m
 	rc, err := readReceipt(receipt, &r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("record %s: receipt: %w", r.ID, err)
@@ -198,6 +202,8 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 		q += ` AND r.class = ?`
 		args = append(args, string(f.Class))
 	}
+	fq, fargs := filterSQL(f.Filters)
+	q, args = q+fq, append(args, fargs...)
 	if f.After != "" {
 		q += ` AND r.id < ?`
 		args = append(args, f.After)
@@ -205,24 +211,8 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 	return q + ` ORDER BY r.id DESC LIMIT ?`, append(args, f.Limit)
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
-
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
-
-// ftsQuery turns plain text into an FTS5 query of quoted terms (OR), so no
-// character of the input is ever FTS syntax.
-func ftsQuery(text string) string {
-	words := wordRE.FindAllString(strings.ToLower(text), maxQueryTerms)
-	if len(words) == 0 {
-		return ""
-	}
-	terms := make([]string, len(words))
-	for i, w := range words {
-		terms[i] = `"` + w + `"`
-	}
-	return `{body key} : (` + strings.Join(terms, " OR ") + `)`
-}
 
 // Search ranks eligible records by bm25 over body and key.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
@@ -249,6 +239,8 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 		query += ` AND r.class = ?`
 		args = append(args, string(q.Class))
 	}
+	fq, fargs := filterSQL(q.Filters)
+	query, args = query+fq, append(args, fargs...)
 	query += ` ORDER BY score LIMIT ?`
 	rows, err := s.reader().QueryContext(ctx, query, append(args, q.Limit)...)
 	if err != nil {

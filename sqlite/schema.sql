@@ -1,4 +1,4 @@
--- custody SQLite schema, version 10 (PRAGMA user_version; see migrate.go).
+-- custody SQLite schema, version 14 (PRAGMA user_version; see migrate.go).
 CREATE TABLE IF NOT EXISTS meta (
   name  TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -48,7 +48,10 @@ CREATE TABLE IF NOT EXISTS records (
   -- salt keys the body's commitment in the log (custody.BodyHash); empty
   -- on records written before schema 9, which keep a plain SHA-256, and
   -- on erased records. It never leaves the store but in a snapshot.
-  salt           BLOB NOT NULL DEFAULT x''
+  salt           BLOB NOT NULL DEFAULT x'',
+  -- metadata is the write's metadata object as JSON ('' for none; schema
+  -- 14): plain data, never a control field, erased with the body.
+  metadata       TEXT NOT NULL DEFAULT ''
 );
 -- records_ns_key serves a key's versions (tenant, namespace, key, owner)
 -- and a list by namespace and key, whoever owns the records shared with the
@@ -105,8 +108,14 @@ END;
 -- owner tokens in the MATCH were tried and dropped: bm25 computes document
 -- frequencies for every phrase of the query, so a token that matches all of
 -- a subject's rows made every search cost O(rows of the subject).
+-- Its columns hold the terms of the body and the key (custody_terms,
+-- internal/lexical: English stems, no stopwords, identifiers whole),
+-- separated by spaces, which is all the tokenizer splits at: the joiners
+-- of an identifier are token characters, and Go has already lower-cased
+-- the terms (schema 14; before, unicode61 split the raw text).
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
-  body, key, content='', contentless_delete=1, tokenize='unicode61'
+  body, key, content='', contentless_delete=1,
+  tokenize="unicode61 remove_diacritics 0 tokenchars '-_.@+'"
 );
 -- Gate: normalised body and key, trigram-indexed for substring lookups.
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(

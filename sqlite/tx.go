@@ -133,11 +133,11 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	}
 	head := r.Key != "" && r.State == custody.StateAdmitted // the trigger corrects it if a newer version is in force
 	res, err := t.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
- source_ref, authority, audience, state, head, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt, salt)
- VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+ source_ref, authority, audience, state, head, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt, salt, metadata)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
 		int(r.Authority), r.Audience, string(r.State), head, r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
-		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, receiptText(r.Receipt, r, allFields), saltArg(r.Salt))
+		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, receiptText(r.Receipt, r, allFields), saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return err
 	}
@@ -168,9 +168,9 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	}
 	parents := jsonText(r.Parents)
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
- parents = ?, erased = ?, receipt = ?, salt = ? WHERE rid = ?`,
+ parents = ?, erased = ?, receipt = ?, salt = ?, metadata = ? WHERE rid = ?`,
 		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, parents, r.Erased,
-		receiptText(r.Receipt, r, updatedFields), saltArg(r.Salt), rid)
+		receiptText(r.Receipt, r, updatedFields), saltArg(r.Salt), r.Metadata.JSON(), rid)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,9 @@ func (r remote) OpenSession(ctx context.Context) (*custody.Session, error) {
 }
 
 func (r remote) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
-	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class), Limit: in.Limit})
+	req := httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class),
+		KeyPrefix: in.KeyPrefix, CreatedAfter: rfc3339(in.CreatedAfter), CreatedBefore: rfc3339(in.CreatedBefore), Metadata: in.Metadata, Limit: in.Limit}
+	res, err := r.c.Search(ctx, req)
 	if err != nil {
 		return nil, remoteErr(err)
 	}
@@ -174,7 +176,7 @@ func (r remote) History(ctx context.Context, id string) ([]*custody.Record, erro
 
 func (r remote) Remember(ctx context.Context, in custody.Candidate) (*custody.Decision, error) {
 	req := httpapi.MemoryRequest{Namespace: in.Namespace, Key: in.Key, Class: string(in.Class), Body: in.Body, Channel: in.Channel,
-		Subject: r.subject, Session: in.Session, SourceRef: in.SourceRef}
+		Subject: r.subject, Session: in.Session, SourceRef: in.SourceRef, Metadata: in.Metadata}
 	if in.ExpiresAt != nil {
 		req.ExpiresAt = in.ExpiresAt.UTC().Format(time.RFC3339Nano)
 	}

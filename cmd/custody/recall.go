@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -20,12 +22,15 @@ func runRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Namespace, "namespace", "", "only this `namespace`")
 	fs.StringVar(&o.Key, "key", "", "only this `key`")
 	fs.StringVar(&o.Class, "class", "", "only this `class`: preference, fact, episode or procedure")
+	var ff filterFlags
+	ff.register(fs)
 	fs.IntVar(&o.Limit, "limit", 0, "at most `n` records (server default 50, at most 500)")
 	fs.StringVar(&o.Cursor, "cursor", "", "the `cursor` printed after the previous page")
 	fs.BoolVar(&history, "history", false, "with an ID: every version of the record's key, with receipts")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody recall ID [--history] [flags]\n"+
-			"       custody recall [--namespace NS] [--key K] [--class C] [--limit N] [--cursor C] [flags]\n\n"+
+			"       custody recall [--namespace NS] [--key K | --key-prefix P] [--class C] [--created-after T]\n"+
+			"                      [--created-before T] [--metadata K=V]... [--limit N] [--cursor C] [flags]\n\n"+
 			"With an ID, prints that memory with its provenance; without, lists the eligible memories,\n"+
 			"the newest version per key, newest first.\n\n")
 		fs.PrintDefaults()
@@ -39,6 +44,10 @@ func runRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if history && len(rest) == 0 {
 		return usageError{"--history needs a memory ID"}
+	}
+	o.KeyPrefix, o.CreatedAfter, o.CreatedBefore = ff.keyPrefix, ff.after, ff.before
+	if o.Metadata, err = metadataMap("metadata", ff.metadata); err != nil {
+		return err
 	}
 	o.Subject = cf.subject
 	c, err := cf.client()
@@ -127,6 +136,13 @@ func printRecord(w io.Writer, r *custody.Record) error {
 	row("created", r.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	if r.ExpiresAt != nil {
 		row("expires", r.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	if len(r.Metadata) > 0 {
+		kvs := make([]string, 0, len(r.Metadata))
+		for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
+			kvs = append(kvs, k+"="+r.Metadata[k])
+		}
+		row("metadata", strings.Join(kvs, ", "))
 	}
 	row("version", fmt.Sprint(r.Version))
 	row("log index", fmt.Sprint(r.LogIndex))

@@ -23,7 +23,7 @@ func runRemember(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	cf := registerClientFlags(fs)
 	var req httpapi.MemoryRequest
-	var parents multiFlag
+	var parents, metadata multiFlag
 	fs.StringVar(&req.Namespace, "namespace", "", "`namespace`: 1 to 8 segments joined by /, such as profile or work/projects (required)")
 	fs.StringVar(&req.Key, "key", "", "`key` of a keyed record; an admitted write replaces the previous version")
 	fs.StringVar(&req.Class, "class", "", "`class`: preference, fact, episode or procedure (required)")
@@ -32,6 +32,7 @@ func runRemember(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&req.ExpiresAt, "expires", "", "expiry `time`, RFC 3339 (2030-01-02T15:04:05Z)")
 	fs.StringVar(&req.Session, "session", "", "session `id` the write comes from")
 	fs.StringVar(&req.SourceRef, "source-ref", "", "where the content came from (URL, message id, file) as `text`")
+	fs.Var(&metadata, "metadata", "metadata `KEY=VALUE` kept with the record, plain data never a control field (repeat)")
 	fs.Var(&parents, "derived-from", "parent `ID=WEIGHT` of a derived record, weight in [0,1] (repeat)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody remember --namespace NS --class C [flags] BODY...\n"+
@@ -65,6 +66,9 @@ func runRemember(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return usageError{fmt.Sprintf("--derived-from %q must be ID=WEIGHT, such as 01J9Z...=0.5", p)}
 		}
 		req.DerivedFrom = append(req.DerivedFrom, custody.Edge{ID: id, Weight: weight})
+	}
+	if req.Metadata, err = metadataMap("metadata", metadata); err != nil {
+		return err
 	}
 	req.Subject = cf.subject
 	c, err := cf.client()

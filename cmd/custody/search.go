@@ -18,9 +18,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&req.Namespace, "namespace", "", "only this `namespace`")
 	fs.StringVar(&req.NamespacePrefix, "namespace-prefix", "", "only this `namespace` and those below it (work: work, work/notes; not workshop); not with --namespace")
 	fs.StringVar(&req.Class, "class", "", "only this `class`: preference, fact, episode or procedure")
+	var ff filterFlags
+	ff.register(fs)
 	fs.IntVar(&req.Limit, "limit", 0, "at most `n` results (server default 10, at most 100)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody search [--namespace NS | --namespace-prefix NS] [--class C] [--limit N] [flags] QUERY...\n\n"+
+		fmt.Fprintf(stderr, "Usage: custody search [--namespace NS | --namespace-prefix NS] [--class C] [--key-prefix P]\n"+
+			"                     [--created-after T] [--created-before T] [--metadata K=V]... [--limit N] [flags] QUERY...\n\n"+
 			"Ranks the eligible memories against plain text (words are terms; no query language)\n"+
 			"and prints them best first, with their provenance.\n\n")
 		fs.PrintDefaults()
@@ -32,6 +35,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	req.Query = strings.Join(rest, " ")
 	if strings.TrimSpace(req.Query) == "" {
 		return usageError{"give the words to search for"}
+	}
+	req.KeyPrefix, req.CreatedAfter, req.CreatedBefore = ff.keyPrefix, ff.after, ff.before
+	if req.Metadata, err = metadataMap("metadata", ff.metadata); err != nil {
+		return err
 	}
 	req.Subject = cf.subject
 	c, err := cf.client()

@@ -71,13 +71,16 @@ class Client:
     def remember(self, namespace: str, body: str, class_: str = "fact", channel: str = "user", *,
                  key: Optional[str] = None, audience: Optional[str] = None, expires_at: Optional[str] = None,
                  session: Optional[str] = None, derived_from: Optional[Sequence[Dict[str, Any]]] = None,
-                 source_ref: Optional[str] = None, subject: Optional[str] = None) -> Decision:
-        """Submit a candidate; the answer says whether it was admitted or held."""
+                 source_ref: Optional[str] = None, subject: Optional[str] = None,
+                 metadata: Optional[Dict[str, str]] = None) -> Decision:
+        """Submit a candidate; the answer says whether it was admitted or held.
+        metadata is optional plain data kept with the record (string values;
+        never a control field)."""
         d = self._request("POST", "/v1/memories", body={
             "namespace": namespace, "key": key, "class": class_, "body": body, "channel": channel,
             "subject": self._subject(subject), "audience": audience, "expires_at": expires_at,
             "session": session, "derived_from": list(derived_from) if derived_from else None,
-            "source_ref": source_ref,
+            "source_ref": source_ref, "metadata": dict(metadata) if metadata else None,
         })
         return Decision.from_dict(d)
 
@@ -105,13 +108,21 @@ class Client:
 
     def list(self, *, namespace: Optional[str] = None, key: Optional[str] = None, class_: Optional[str] = None,
              limit: Optional[int] = None, cursor: Optional[str] = None, subject: Optional[str] = None,
-             namespace_prefix: Optional[str] = None, session: Optional[str] = None) -> Page:
+             namespace_prefix: Optional[str] = None, key_prefix: Optional[str] = None,
+             created_after: Optional[str] = None, created_before: Optional[str] = None,
+             metadata: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> Page:
         """One page of eligible records, newest version per key. namespace_prefix
-        keeps a namespace and those below it (work: work, work/notes; not workshop).
-        With session, the page's ids are recorded as the session's read."""
-        d = self._request("GET", "/v1/memories", {"namespace": namespace, "namespace_prefix": namespace_prefix,
-                                                   "key": key, "class": class_, "session": session,
-                                                   "limit": limit, "cursor": cursor, "subject": self._subject(subject)})
+        keeps a namespace and those below it (work: work, work/notes; not workshop);
+        key_prefix the keys that start with it; created_after and created_before
+        (RFC 3339) bound the creation time, strictly; metadata keeps the records
+        whose metadata has every one of these keys with exactly this value. With
+        session, the page's ids are recorded as the session's read."""
+        q = {"namespace": namespace, "namespace_prefix": namespace_prefix, "key": key, "class": class_,
+             "key_prefix": key_prefix, "session": session, "created_after": created_after, "created_before": created_before,
+             "limit": limit, "cursor": cursor, "subject": self._subject(subject)}
+        for k, v in (metadata or {}).items():
+            q["metadata." + k] = v
+        d = self._request("GET", "/v1/memories", q)
         return Page([Record.from_dict(r) for r in d.get("items") or []], d.get("next_cursor") or "")
 
     def iter_memories(self, *, page_size: Optional[int] = None, **filters: Any) -> Iterator[Record]:
@@ -120,11 +131,17 @@ class Client:
 
     def search(self, query: str, *, namespace: Optional[str] = None, class_: Optional[str] = None,
                limit: Optional[int] = None, subject: Optional[str] = None,
-               namespace_prefix: Optional[str] = None, session: Optional[str] = None) -> List[Record]:
+               namespace_prefix: Optional[str] = None, key_prefix: Optional[str] = None,
+               created_after: Optional[str] = None, created_before: Optional[str] = None,
+               metadata: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> List[Record]:
         """Eligible records ranked against plain text, best first, each with .score.
-        With session, the hits' ids are recorded as the session's read."""
+        The filters are those of list. With session, the hits' ids are recorded
+        as the session's read."""
         d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace, "session": session,
                                                       "namespace_prefix": namespace_prefix, "class": class_,
+                                                      "key_prefix": key_prefix, "created_after": created_after,
+                                                      "created_before": created_before,
+                                                      "metadata": dict(metadata) if metadata else None,
                                                       "limit": limit, "subject": self._subject(subject)})
         return [Record.from_dict(r) for r in d.get("items") or []]
 

@@ -45,6 +45,7 @@ class Record:
     log_index: int = 0
     parents: List[Dict[str, Any]] = field(default_factory=list)
     receipt: Optional[Dict[str, Any]] = None
+    metadata: Dict[str, str] = field(default_factory=dict)
     score: Optional[float] = None
     proposed: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)

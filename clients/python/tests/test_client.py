@@ -18,6 +18,7 @@ def setUpModule():
     S = Server()
     TOK["alice"] = S.principal("alice", "--role", "user", "--channel", "user")
     TOK["bob"] = S.principal("bob", "--role", "user", "--channel", "user")
+    TOK["carol"] = S.principal("carol", "--role", "user", "--channel", "user")
     TOK["harness"] = S.principal("harness", "--role", "agent", "--channel", "agent", "--channel", "tool:email")
     TOK["reviewer"] = S.principal("rita", "--role", "reviewer")
     TOK["owner"] = S.principal("olga", "--role", "policy_owner")
@@ -58,6 +59,25 @@ class MemoriesTest(unittest.TestCase):
             alice.get("01ABSENTABSENTABSENTABSENT")
         self.assertEqual(absent.exception.message, cm.exception.message)
         self.assertEqual(client("bob").search("answers", namespace="prefs"), [])
+
+    def test_metadata_and_filters(self):
+        carol = client("carol")
+        d = carol.remember("proj", "the apollo launch plan", "fact", "user", key="plan.apollo",
+                           metadata={"project": "apollo", "channel": "admin"})
+        carol.remember("proj", "the gemini launch plan", "fact", "user", key="plan.gemini", metadata={"project": "gemini"})
+        carol.remember("proj", "a launch note", "episode", "user")
+        r = carol.get(d.id)
+        self.assertEqual(r.metadata, {"project": "apollo", "channel": "admin"})
+        self.assertEqual(r.channel, "user")
+        self.assertEqual([x.id for x in carol.list(namespace="proj", metadata={"project": "apollo"}).items], [d.id])
+        self.assertEqual(len(carol.list(namespace="proj", key_prefix="plan.").items), 2)
+        self.assertEqual(len(carol.list(namespace="proj").items), 3)
+        self.assertEqual([x.id for x in carol.search("launch", metadata={"project": "apollo"})], [d.id])
+        self.assertEqual(len(carol.search("launch", created_after="2000-01-01T00:00:00Z")), 3)
+        self.assertEqual(carol.search("launch", created_before="2000-01-01T00:00:00Z"), [])
+        with self.assertRaises(custody.InvalidInput) as cm:
+            carol.remember("proj", "bad", "fact", "user", metadata={"Bad Key": "x"})
+        self.assertIn("metadata", cm.exception.message)
 
     def test_pagination_iterator(self):
         bob = client("bob")

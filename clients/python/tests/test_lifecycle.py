@@ -134,14 +134,14 @@ class NamespacesAndLogTest(unittest.TestCase):
     def test_namespaces_iterator(self):
         gail = client("gail")
         for ns in ("work", "work/notes", "work/plans", "workshop", "home"):
-            gail.remember(ns, "in " + ns, "fact", "user")
+            gail.remember(ns, "kept in " + ns, "fact", "user")
         first = gail.namespaces(prefix="work", limit=2)
         self.assertEqual(len(first.items), 2)
         self.assertTrue(first.next_cursor)
         self.assertEqual(sorted(gail.iter_namespaces(prefix="work", page_size=2)), ["work", "work/notes", "work/plans"])
         self.assertEqual(set(gail.iter_namespaces()), {"work", "work/notes", "work/plans", "workshop", "home"})
         self.assertEqual(sorted(r.namespace for r in gail.list(namespace_prefix="work").items), ["work", "work/notes", "work/plans"])
-        self.assertEqual(sorted(r.namespace for r in gail.search("in", namespace_prefix="work")), ["work", "work/notes", "work/plans"])
+        self.assertEqual(sorted(r.namespace for r in gail.search("kept", namespace_prefix="work")), ["work", "work/notes", "work/plans"])
 
     def test_log_key_and_status(self):
         key = client(token="").log_key()

@@ -41,9 +41,23 @@ export interface RememberInput extends CallOptions {
   session?: string;
   derived_from?: Edge[];
   source_ref?: string;
+  /** Optional plain data kept with the record (string values; never a control field). */
+  metadata?: Record<string, string>;
 }
 
-export interface ListFilter extends ReadOptions {
+/** Filters of list and search beyond namespace and class. */
+export interface RecordFilters {
+  /** Only keyed records whose key starts with this (payee.: payee.iban, payee.name); not with key. */
+  keyPrefix?: string;
+  /** Only records created strictly after this RFC 3339 time. */
+  createdAfter?: string;
+  /** Only records created strictly before this RFC 3339 time. */
+  createdBefore?: string;
+  /** Only records whose metadata has every one of these keys with exactly this value. */
+  metadata?: Record<string, string>;
+}
+
+export interface ListFilter extends ReadOptions, RecordFilters {
   namespace?: string;
   /** Only this namespace and those below it (work: work, work/notes; not workshop); not with namespace. */
   namespacePrefix?: string;
@@ -56,7 +70,7 @@ export interface PageOptions extends CallOptions {
   cursor?: string;
 }
 
-export interface SearchInput extends ReadOptions {
+export interface SearchInput extends ReadOptions, RecordFilters {
   query: string;
   namespace?: string;
   /** Only this namespace and those below it; not with namespace. */
@@ -154,10 +168,12 @@ export class CustodyClient {
 
   /** One page of eligible records, newest version per key. */
   async list(f: ListFilter & PageOptions = {}): Promise<Page<MemoryRecord>> {
-    const d = await this.request<{ items: MemoryRecord[] | null; next_cursor: string }>('GET', '/v1/memories', {
+    const q: Query = {
       namespace: f.namespace, namespace_prefix: f.namespacePrefix, key: f.key, class: f.class, limit: f.limit, cursor: f.cursor, subject: this.sub(f),
-      session: f.session,
-    });
+      session: f.session, key_prefix: f.keyPrefix, created_after: f.createdAfter, created_before: f.createdBefore,
+    };
+    for (const [k, v] of Object.entries(f.metadata ?? {})) q[`metadata.${k}`] = v;
+    const d = await this.request<{ items: MemoryRecord[] | null; next_cursor: string }>('GET', '/v1/memories', q);
     return { items: d.items ?? [], nextCursor: d.next_cursor ?? '' };
   }
 
@@ -168,9 +184,11 @@ export class CustodyClient {
 
   /** Eligible records ranked against plain text, best first, with score. */
   async search(input: SearchInput): Promise<ScoredRecord[]> {
-    const { namespacePrefix, ...rest } = input;
-    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {},
-      { ...rest, namespace_prefix: namespacePrefix, subject: this.sub(input) });
+    const { namespacePrefix, keyPrefix, createdAfter, createdBefore, ...rest } = input;
+    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {}, {
+      ...rest, namespace_prefix: namespacePrefix, key_prefix: keyPrefix, created_after: createdAfter, created_before: createdBefore,
+      subject: this.sub(input),
+    });
     return d.items ?? [];
   }
 

@@ -941,6 +941,10 @@ export interface components {
              * @example payee_account
              */
             key?: string;
+            /** @description optional plain data kept with the record: at most 16 keys of [a-z0-9_.-]{1,64}, string values of at most 512 bytes, 4 KiB in all; never a control field (a key named channel or state changes nothing); the admission policy reads it as context.metadata */
+            metadata?: {
+                [key: string]: string;
+            };
             /**
              * @description 1 to 8 segments joined by /, each [A-Za-z0-9_.-]{1,64}
              * @example profile
@@ -1100,6 +1104,9 @@ export interface components {
             key: string;
             /** Format: int64 */
             log_index: number;
+            metadata?: {
+                [key: string]: string;
+            };
             namespace: string;
             owner: string;
             parents: components["schemas"]["Edge"][] | null;
@@ -1148,6 +1155,9 @@ export interface components {
             key: string;
             /** Format: int64 */
             log_index: number;
+            metadata?: {
+                [key: string]: string;
+            };
             namespace: string;
             owner: string;
             parents: components["schemas"]["Edge"][] | null;
@@ -1192,6 +1202,9 @@ export interface components {
             key: string;
             /** Format: int64 */
             log_index: number;
+            metadata?: {
+                [key: string]: string;
+            };
             namespace: string;
             owner: string;
             parents: components["schemas"]["Edge"][] | null;
@@ -1212,10 +1225,26 @@ export interface components {
             /** @enum {string} */
             class?: "preference" | "fact" | "episode" | "procedure";
             /**
+             * Format: date-time
+             * @description only records created strictly after this RFC 3339 time
+             */
+            created_after?: string;
+            /**
+             * Format: date-time
+             * @description only records created strictly before this RFC 3339 time
+             */
+            created_before?: string;
+            /** @description only keyed records whose key starts with this */
+            key_prefix?: string;
+            /**
              * Format: int64
              * @description default 10, at most 100
              */
             limit?: number;
+            /** @description only records whose metadata has each of these keys with exactly this value */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description only this namespace */
             namespace?: string;
             /** @description only this namespace and those below it (work: work, work/notes; not workshop); not with namespace */
@@ -1558,6 +1587,14 @@ export interface operations {
                 key?: string;
                 /** @description only this class */
                 class?: string;
+                /** @description only keyed records whose key starts with this (payee.: payee.iban, payee.name); not with key */
+                key_prefix?: string;
+                /** @description only records created strictly after this RFC 3339 time */
+                created_after?: string;
+                /** @description only records created strictly before this RFC 3339 time */
+                created_before?: string;
+                /** @description only records whose metadata has this key with exactly this value; several are ANDed (metadata.project=apollo&metadata.lang=en) */
+                "metadata.{key}"?: string;
                 /** @description the user to act for; required for agent principals */
                 subject?: string;
                 /** @description a session the caller opened: the ids the read returned are recorded for the impact of a later repair */

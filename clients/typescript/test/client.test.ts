@@ -17,6 +17,7 @@ const client = (who: string, subject?: string) => new CustodyClient({ baseUrl: s
 before(async () => {
   tok.alice = s.principal('alice', '--role', 'user', '--channel', 'user');
   tok.bob = s.principal('bob', '--role', 'user', '--channel', 'user');
+  tok.carol = s.principal('carol', '--role', 'user', '--channel', 'user');
   tok.harness = s.principal('harness', '--role', 'agent', '--channel', 'agent', '--channel', 'tool:email');
   tok.reviewer = s.principal('rita', '--role', 'reviewer');
   tok.owner = s.principal('olga', '--role', 'policy_owner');
@@ -47,6 +48,26 @@ describe('memories', () => {
     assert.ok(absent instanceof NotFoundError);
     assert.equal(absent.message, hidden.message);
     assert.deepEqual(await client('bob').search({ query: 'answers', namespace: 'prefs' }), []);
+  });
+
+  test('metadata and filters', async () => {
+    const carol = client('carol');
+    const d = await carol.remember({ namespace: 'proj', key: 'plan.apollo', class: 'fact', body: 'the apollo launch plan', channel: 'user',
+      metadata: { project: 'apollo', channel: 'admin' } });
+    await carol.remember({ namespace: 'proj', key: 'plan.gemini', class: 'fact', body: 'the gemini launch plan', channel: 'user', metadata: { project: 'gemini' } });
+    await carol.remember({ namespace: 'proj', class: 'episode', body: 'a launch note', channel: 'user' });
+    const r = await carol.get(d.id);
+    assert.deepEqual(r.metadata, { project: 'apollo', channel: 'admin' });
+    assert.equal(r.channel, 'user');
+    assert.deepEqual((await carol.list({ namespace: 'proj', metadata: { project: 'apollo' } })).items.map((x) => x.id), [d.id]);
+    assert.equal((await carol.list({ namespace: 'proj', keyPrefix: 'plan.' })).items.length, 2);
+    assert.equal((await carol.list({ namespace: 'proj' })).items.length, 3);
+    assert.deepEqual((await carol.search({ query: 'launch', metadata: { project: 'apollo' } })).map((x) => x.id), [d.id]);
+    assert.equal((await carol.search({ query: 'launch', createdAfter: '2000-01-01T00:00:00Z' })).length, 3);
+    assert.deepEqual(await carol.search({ query: 'launch', createdBefore: '2000-01-01T00:00:00Z' }), []);
+    const bad = await carol.remember({ namespace: 'proj', class: 'fact', body: 'bad', channel: 'user', metadata: { 'Bad Key': 'x' } }).catch((e) => e);
+    assert.ok(bad instanceof InvalidInputError);
+    assert.match(bad.message, /metadata/);
   });
 
   test('pagination iterator', async () => {

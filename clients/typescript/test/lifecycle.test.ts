@@ -116,7 +116,7 @@ test('forget and erase a subject', async () => {
 
 test('namespaces iterator', async () => {
   const gail = client('gail');
-  for (const ns of ['work', 'work/notes', 'work/plans', 'workshop', 'home']) await gail.remember(note(`in ${ns}`, ns));
+  for (const ns of ['work', 'work/notes', 'work/plans', 'workshop', 'home']) await gail.remember(note(`kept in ${ns}`, ns));
   const first = await gail.listNamespaces({ prefix: 'work', limit: 2 });
   assert.equal(first.items.length, 2);
   assert.ok(first.nextCursor);
@@ -128,7 +128,7 @@ test('namespaces iterator', async () => {
   assert.deepEqual(every, new Set(['work', 'work/notes', 'work/plans', 'workshop', 'home']));
   const listed = (await gail.list({ namespacePrefix: 'work' })).items.map((r) => r.namespace).sort();
   assert.deepEqual(listed, ['work', 'work/notes', 'work/plans']);
-  const found = (await gail.search({ query: 'in', namespacePrefix: 'work' })).map((r) => r.namespace).sort();
+  const found = (await gail.search({ query: 'kept', namespacePrefix: 'work' })).map((r) => r.namespace).sort();
   assert.deepEqual(found, ['work', 'work/notes', 'work/plans']);
 });
 

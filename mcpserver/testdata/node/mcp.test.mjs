@@ -57,7 +57,7 @@ async function checkTools(client) {
     assert.ok(tool.outputSchema, `${tool.name} declares its output`);
   }
   const remember = tools.find((t) => t.name === 'memory_remember');
-  assert.deepEqual(Object.keys(remember.inputSchema.properties).sort(), ['body', 'class', 'expires_at', 'key', 'namespace']);
+  assert.deepEqual(Object.keys(remember.inputSchema.properties).sort(), ['body', 'class', 'expires_at', 'key', 'metadata', 'namespace']);
   assert.deepEqual(remember.inputSchema.required.sort(), ['body', 'class', 'namespace']);
 }
 

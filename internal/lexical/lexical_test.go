@@ -1,0 +1,44 @@
+package lexical
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDocumentAndQuery(t *testing.T) {
+	for _, tc := range []struct {
+		text       string
+		doc, query []string
+	}{
+		{"Brief replies, please", []string{"brief", "repli", "pleas"}, []string{"brief", "repli", "pleas"}},
+		{"I was running to the shop", []string{"run", "shop"}, []string{"run", "shop"}},
+		{"the of and what is", nil, nil},
+		{"Pay ACCT-7777.", []string{"pay", "acct-7777", "acct", "7777"}, []string{"pay", "acct-7777"}},
+		{"mail Bob@Example.com", []string{"mail", "bob@example.com", "bob", "exampl", "com"}, []string{"mail", "bob@example.com"}},
+		{"IBAN DE89370400440532013000", []string{"iban", "de89370400440532013000"}, []string{"iban", "de89370400440532013000"}},
+		{"a follow-up call", []string{"follow", "call"}, []string{"follow", "call"}},
+		{"payee.iban", []string{"payee.iban", "paye", "iban"}, []string{"payee.iban"}},
+		{"Häuser und Straßen", []string{"häuser", "und", "straßen"}, []string{"häuser", "und", "straßen"}},
+		{"the user's key", []string{"user", "key"}, []string{"user", "key"}},
+	} {
+		if got := Document(tc.text); !slices.Equal(got, tc.doc) {
+			t.Errorf("Document(%q) = %q, want %q", tc.text, got, tc.doc)
+		}
+		if got := Query(tc.text, -1); !slices.Equal(got, tc.query) {
+			t.Errorf("Query(%q) = %q, want %q", tc.text, got, tc.query)
+		}
+	}
+}
+
+func TestQueryBounds(t *testing.T) {
+	if got := Query("reply replies replying cats dogs", 2); !slices.Equal(got, []string{"repli", "cat"}) {
+		t.Errorf("Query deduplicates and bounds: got %q", got)
+	}
+	long := make([]byte, MaxTermBytes+1)
+	for i := range long {
+		long[i] = '7'
+	}
+	if got := Document(string(long)); len(got) != 0 {
+		t.Errorf("a term over MaxTermBytes is kept: %q", got)
+	}
+}

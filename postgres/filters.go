@@ -1,0 +1,26 @@
+package postgres
+
+import (
+	custody "github.com/custody-mem/custody"
+)
+
+// filterSQL is the condition of f on a record aliased r (" AND ..."), its
+// arguments added to a: appended to every candidate query, beside
+// eligibility. Metadata is kept as JSON text (the empty string for none, which nullif
+// turns into NULL: no match); the equality filters are one containment.
+func filterSQL(a *args, f custody.Filters) string {
+	var q string
+	if f.KeyPrefix != "" {
+		q += ` AND r.key <> '' AND starts_with(r.key, ` + a.add(f.KeyPrefix) + `)`
+	}
+	if f.CreatedAfter != nil {
+		q += ` AND r.created_at > ` + a.add(f.CreatedAfter.UnixNano())
+	}
+	if f.CreatedBefore != nil {
+		q += ` AND r.created_at < ` + a.add(f.CreatedBefore.UnixNano())
+	}
+	if len(f.Metadata) > 0 {
+		q += ` AND nullif(r.metadata, '')::jsonb @> ` + a.add(f.Metadata.JSON()) + `::jsonb`
+	}
+	return q
+}

@@ -1,0 +1,96 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/sqlite"
+)
+
+// A schema 11 database, whose search index holds the raw words of each
+// record (unicode61: no stems, identifiers split), is migrated at open to
+// the terms of internal/lexical, the records indexed before and the one
+// still waiting in index_pending alike: stemmed words and whole
+// identifiers match afterwards, older records read with no metadata, and
+// verify passes.
+func TestMigrateSearchIndexToSchema14(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	p := alice.Principal
+	fact := func(body string) string {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
+		if err != nil || d.State != custody.StateAdmitted {
+			t.Fatalf("remember %q = %+v, %v", body, d, err)
+		}
+		return d.ID
+	}
+	reply := fact("keep each reply short")
+	a7777 := fact("savings ACCT-7777")
+	a7778 := fact("checking ACCT-7778")
+	if _, err := svc.Search(ctx, alice, custody.SearchInput{Query: "reply"}); err != nil { // moves the three into the index
+		t.Fatal(err)
+	}
+	run := fact("I run at dawn") // stays in index_pending
+	st.Close()
+	rewind(t, path, `DROP TABLE records_fts`,
+		`CREATE VIRTUAL TABLE records_fts USING fts5(body, key, content='', contentless_delete=1, tokenize='unicode61')`,
+		`INSERT INTO records_fts (rowid, body, key) SELECT rid, body, key FROM records WHERE rid NOT IN (SELECT rid FROM index_pending)`,
+		`ALTER TABLE records DROP COLUMN metadata`, `PRAGMA user_version = 11`)
+	raw := func(word string) (n int) {
+		t.Helper()
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?`, word).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := raw("7778"); n != 1 {
+		t.Fatalf("the schema 11 index finds %d records by the raw part 7778, want 1 (the rewind did not take)", n)
+	}
+
+	st = reopen(t, path, 11)
+	var v int
+	if err := st.DB().QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
+		t.Fatalf("user_version after migration = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+	svc = serviceOver(t, st, key)
+	alice, _ = svc.Act(ctx, p, "")
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"brief replies", []string{reply}},
+		{"running", []string{run}},
+		{"ACCT-7777", []string{a7777}},
+		{"ACCT", []string{a7777, a7778}},
+	} {
+		hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: c.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.ID)
+			if len(h.Metadata) != 0 {
+				t.Errorf("%s after migration has metadata %v", h.ID, h.Metadata)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(c.want)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("search %q after migration = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if _, err := svc.Verify(ctx, custody.VerifyOptions{}); err != nil {
+		t.Errorf("verify after migration: %v", err)
+	}
+}
