@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/tlog"
 	"github.com/oklog/ulid/v2"
 )
@@ -66,6 +67,9 @@ type Options struct {
 	// CheckpointFile, if set, receives a copy of every new checkpoint, kept
 	// outside the database so verify can detect a rolled-back store.
 	CheckpointFile string
+	// Embedder, if set, gives semantic and hybrid search (hybrid.go); the
+	// vectors are computed by an EmbedWorker (StartEmbedding).
+	Embedder embed.Embedder
 }
 
 func (o *Options) maxBody() int {

@@ -26,7 +26,9 @@ import (
 // keeps with each principal the index of its latest log entry (log_index),
 // found in the log for the principals of an older database (linkPrincipals).
 // Version 11 adds the pauses table (empty in an older database).
-const schemaVersion = 11
+// Version 15 adds the vectors table (vectors.go), empty in an older
+// database until the embedding worker fills it.
+const schemaVersion = 15
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -111,6 +113,9 @@ DROP TABLE tri_pending`); err != nil {
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
+	}
+	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
+		return fmt.Errorf("migrating to schema 15: %w", err)
 	}
 	if hasPrincipals == 1 && hasLogIndex == 0 {
 		if err := linkPrincipals(ctx, tx); err != nil {
