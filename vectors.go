@@ -120,13 +120,13 @@ func (s *Service) embedRecords(ctx context.Context, vs VectorStore, e embed.Embe
 // it backs off and then catches up with EmbedPending, as it does when it
 // starts (records written while no worker ran).
 type EmbedWorker struct {
-	s       *Service
-	queue   chan RecordText
-	wake    chan struct{}
-	sweep   atomic.Bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	opts    EmbedWorkerOptions
+	s      *Service
+	queue  chan RecordText
+	wake   chan struct{}
+	sweep  atomic.Bool
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	opts   EmbedWorkerOptions
 }
 
 // EmbedWorkerOptions are told what the worker does; zero fields are not.
