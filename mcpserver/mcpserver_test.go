@@ -341,7 +341,7 @@ func TestToolSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "limit"},
+		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "limit", "mode"},
 		mcpserver.ToolGet:      {"id"},
 		mcpserver.ToolRemember: {"namespace", "key", "class", "body", "expires_at"},
 		mcpserver.ToolGate:     {"action", "args", "justification"},

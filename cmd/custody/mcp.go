@@ -154,12 +154,12 @@ func (r remote) OpenSession(ctx context.Context) (*custody.Session, error) {
 	return s, remoteErr(err)
 }
 
-func (r remote) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
-	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class), Limit: in.Limit})
+func (r remote) Search(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error) {
+	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class), Limit: in.Limit, Mode: string(in.Mode)})
 	if err != nil {
 		return nil, remoteErr(err)
 	}
-	return res.Items, nil
+	return &custody.SearchResult{Items: res.Items, Mode: custody.SearchMode(res.Mode), Fallback: res.Fallback}, nil
 }
 
 func (r remote) Get(ctx context.Context, id string) (*custody.Record, error) {
