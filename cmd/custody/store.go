@@ -10,6 +10,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
@@ -25,6 +26,7 @@ type storeFlags struct {
 	sensitive  string
 	reviewTTL  time.Duration
 	strongEdge float64
+	embedder   embed.Embedder // semantic search (embedflags.go)
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -124,6 +126,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	opts.CheckpointFile = f.checkpointPath()
 	opts.VerifyStatusFile = f.verifyStatusPath()
 	opts.RegistryFile = f.keyPath() + ".registry"
+	opts.Embedder = f.embedder
 	svc, err := custody.New(st, key, opts)
 	if err != nil {
 		st.Close()
