@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/custody-mem/custody/embed"
 )
 
 // SearchMode is how a search ranks: by its words (lexical, BM25), by
@@ -72,10 +74,10 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	}
 	scope := c.scope(s.now())
 	res := &SearchResult{Items: []Scored{}, Mode: mode}
-	var vec []float32
+	var terms [][]float32
 	if mode != ModeLexical {
 		if verr == nil {
-			vec, verr = s.embedQuery(ctx, e, in.Query)
+			terms, verr = s.embedQuery(ctx, e, in.Query)
 		}
 		if verr != nil {
 			if ctx.Err() != nil {
@@ -99,7 +101,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 		if res.Mode == ModeHybrid {
 			sq.Limit = hybridCandidates
 		}
-		if sem, err = vs.VectorSearch(ctx, scope, sq, e.Model(), vec); err != nil {
+		if sem, err = vs.VectorSearch(ctx, scope, sq, e.Model(), terms); err != nil {
 			return nil, err
 		}
 	}
@@ -114,20 +116,29 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	return res, nil
 }
 
-func (s *Service) embedQuery(ctx context.Context, e interface {
-	Embed(context.Context, []string) ([][]float32, error)
-}, text string) ([]float32, error) {
+// embedQuery is the query's vector, or, for an embedder whose vectors
+// sum word vectors, the vectors of its words (embed.TermScorer).
+func (s *Service) embedQuery(ctx context.Context, e embed.Embedder, text string) ([][]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
 	defer cancel()
-	vs, err := e.Embed(ctx, []string{text})
+	texts := []string{text}
+	if t, ok := e.(embed.Termer); ok {
+		if terms := t.Terms(text); len(terms) > 0 {
+			texts = terms[:min(len(terms), maxQueryTerms)]
+		}
+	}
+	vs, err := e.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	if len(vs) != 1 || len(vs[0]) == 0 {
-		return nil, fmt.Errorf("the embedder returned %d vectors for one query", len(vs))
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("the embedder returned %d vectors for %d texts", len(vs), len(texts))
 	}
-	return vs[0], nil
+	return vs, nil
 }
+
+// maxQueryTerms bounds the words of a query scored one by one.
+const maxQueryTerms = 32
 
 func labelled(hits []Scored, list string) []Scored {
 	out := make([]Scored, 0, len(hits))

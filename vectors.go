@@ -25,9 +25,10 @@ type VectorStore interface {
 	// model.
 	Unembedded(ctx context.Context, model, after string, limit int) ([]RecordText, error)
 	// VectorSearch ranks the records eligible for s (inside the query, as
-	// Search) that pass q's filters by the cosine similarity of their
-	// vector of model to vec, best first, at most q.Limit of them.
-	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, vec []float32) ([]Scored, error)
+	// Search) that pass q's filters by their vector of model, best first,
+	// at most q.Limit of them, as embed.TermScorer scores them against
+	// the query vectors terms (one: cosine similarity).
+	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32) ([]Scored, error)
 	// DropVectors deletes every vector (custody reindex --embeddings).
 	DropVectors(ctx context.Context) error
 	// VectorOf is the model and dimension of a record's stored vector;

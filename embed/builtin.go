@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -89,6 +90,18 @@ var tokenRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
 // maxTokens bounds the words of one text that count.
 const maxTokens = 2048
+
+// Terms are the words of text that are not function words, in order,
+// each once.
+func (b *Builtin) Terms(text string) []string {
+	var out []string
+	for _, t := range tokenRE.FindAllString(strings.ToLower(text), maxTokens) {
+		if !stopwords[t] && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 func (b *Builtin) vector(text string) []float32 {
 	v := make([]float32, b.dim)

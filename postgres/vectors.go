@@ -76,8 +76,8 @@ func (s *Store) DropVectors(ctx context.Context) error {
 // (the eligibility filter in the query, as in Search), keeps the q.Limit
 // most similar and reads those records, eligible still, in the same
 // snapshot. The scan is exact (docs/search.md).
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, vec []float32) ([]custody.Scored, error) {
-	if q.Limit <= 0 || len(vec) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class), model) || !storable(sc.Groups...) {
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+	if q.Limit <= 0 || len(terms) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class), model) || !storable(sc.Groups...) {
 		return nil, nil
 	}
 	var out []custody.Scored
@@ -90,7 +90,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 		if err != nil {
 			return classify(err)
 		}
-		top := embed.NewNearest[string](q.Limit)
+		scorer := embed.NewTermScorer[string](terms)
 		for rows.Next() {
 			var id string
 			var b []byte
@@ -98,23 +98,20 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 				rows.Close()
 				return classify(err)
 			}
-			if sim, err := embed.DotQuantized(vec, b); err == nil { // else of another dimension: reindex --embeddings
-				top.Offer(id, sim)
-			}
+			scorer.Add(id, b) // a vector of another dimension is left out: reindex --embeddings
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return classify(err)
 		}
-		if top.Len() == 0 {
+		ids, scores := scorer.Top(q.Limit)
+		if len(ids) == 0 {
 			return nil
 		}
 		sims := map[string]float32{}
-		var ids []string
-		top.Each(func(id string, sim float32) {
-			sims[id] = sim
-			ids = append(ids, id)
-		})
+		for i, id := range ids {
+			sims[id] = scores[i]
+		}
 		var b args
 		query := `SELECT ` + recordCols + ` FROM records r WHERE r.id = ANY(` + b.add(ids) + `::text[]) AND ` + vectorFilter(&b, sc, q)
 		recs, err := queryRecords(ctx, t.tx, query, b...)

@@ -87,8 +87,8 @@ func (s *Store) DropVectors(ctx context.Context) error {
 // q.Limit most similar; it then reads those records, eligible still, in
 // the same snapshot. The scan is exact: its cost grows with the subject's
 // eligible records (docs/search.md).
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, vec []float32) ([]custody.Scored, error) {
-	if q.Limit <= 0 || len(vec) == 0 {
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
 	tx, err := s.r.BeginTx(ctx, nil)
@@ -102,7 +102,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	top := embed.NewNearest[int64](q.Limit)
+	scorer := embed.NewTermScorer[int64](terms)
 	for rows.Next() {
 		var rid int64
 		var b []byte
@@ -110,25 +110,21 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 			rows.Close()
 			return nil, unavailable(err)
 		}
-		sim, err := embed.DotQuantized(vec, b)
-		if err != nil {
-			continue // of another dimension: reindex --embeddings
-		}
-		top.Offer(rid, sim)
+		scorer.Add(rid, b) // a vector of another dimension is left out: reindex --embeddings
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, unavailable(err)
 	}
-	if top.Len() == 0 {
+	rids, scores := scorer.Top(q.Limit)
+	if len(rids) == 0 {
 		return nil, nil
 	}
 	sims := map[int64]float32{}
-	ids := make([]any, 0, top.Len())
-	top.Each(func(rid int64, sim float32) {
-		sims[rid] = sim
-		ids = append(ids, rid)
-	})
+	ids := make([]any, len(rids))
+	for i, rid := range rids {
+		sims[rid], ids[i] = scores[i], rid
+	}
 	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.rid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`) AND `+filter,
 		append(ids, args...)...)
 	if err != nil {
