@@ -181,6 +181,7 @@ func (w *EmbedWorker) Close() {
 }
 
 const (
+	embedLinger     = 50 * time.Millisecond
 	embedBackoffMin = time.Second
 	embedBackoffMax = time.Minute
 )
@@ -226,9 +227,29 @@ func (w *EmbedWorker) run(ctx context.Context) {
 			return
 		case <-w.wake:
 		case r := <-w.queue:
-			first = []RecordText{r}
+			first = w.linger(ctx, r)
 		}
 	}
+}
+
+// linger collects the records queued within embedLinger of the first, up
+// to a batch: one write of vectors per batch of writes rather than one
+// per write, so the worker takes little of the store's writer.
+func (w *EmbedWorker) linger(ctx context.Context, first RecordText) []RecordText {
+	batch := []RecordText{first}
+	t := time.NewTimer(embedLinger)
+	defer t.Stop()
+	for len(batch) < embedBatch {
+		select {
+		case r := <-w.queue:
+			batch = append(batch, r)
+		case <-t.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 func (w *EmbedWorker) stored(n int) {

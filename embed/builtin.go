@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // DefaultBuiltinDim is the built-in embedder's vector length.
@@ -31,6 +32,9 @@ type Builtin struct {
 	dim int
 	lex *lexicon
 	p   builtinParams
+
+	mu    sync.RWMutex
+	cache map[string][]component // word form -> its vector (word)
 }
 
 // builtinParams are the weights of the built-in embedder, tuned on the
@@ -61,7 +65,7 @@ func NewBuiltin(dim int) (*Builtin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Builtin{dim: dim, lex: l, p: defaultParams}, nil
+	return &Builtin{dim: dim, lex: l, p: defaultParams, cache: map[string][]component{}}, nil
 }
 
 // Model is "builtin-" and the version of the table and weights, and the
@@ -109,42 +113,82 @@ func (b *Builtin) vector(text string) []float32 {
 		if stopwords[t] {
 			continue
 		}
-		base := b.lex.base(t)
-		key := t
-		if base != "" {
-			key = base
-		}
-		w := b.p.unknown
-		lm, known := b.lex.lemmas[base]
-		if known {
-			w = 1
-		}
-		b.add(v, wordSeed(key), w*b.p.word)
-		if !known {
-			continue
-		}
-		var total float64
-		for _, s := range lm.senses {
-			if int(s.rank) < b.p.senses {
-				total += 1 / float64(1+int(s.rank))
-			}
-		}
-		for _, s := range lm.senses {
-			if int(s.rank) >= b.p.senses {
-				continue
-			}
-			ws := w / float64(1+int(s.rank)) / total
-			b.add(v, synSeed(s.syn), ws*b.p.syn)
-			for _, h := range b.lex.hyper[s.syn] {
-				b.add(v, synSeed(h), ws*b.p.hyper)
-			}
-			for _, n := range b.lex.near[s.syn] {
-				b.add(v, synSeed(n), ws*b.p.near)
-			}
+		for _, c := range b.word(t) {
+			v[c.i] += c.w
 		}
 	}
 	normalize(v)
 	return v
+}
+
+// component is one nonzero of a word's vector.
+type component struct {
+	i int32
+	w float32
+}
+
+// maxCachedWords bounds the words whose vectors are kept (a few MB).
+const maxCachedWords = 50000
+
+// word is the sparse vector of one word form, computed once.
+func (b *Builtin) word(t string) []component {
+	b.mu.RLock()
+	c, ok := b.cache[t]
+	b.mu.RUnlock()
+	if ok {
+		return c
+	}
+	dense := make([]float32, b.dim)
+	b.wordVector(dense, t)
+	for i, x := range dense {
+		if x != 0 {
+			c = append(c, component{int32(i), x})
+		}
+	}
+	b.mu.Lock()
+	if len(b.cache) < maxCachedWords {
+		b.cache[t] = c
+	}
+	b.mu.Unlock()
+	return c
+}
+
+// wordVector adds the vector of word form t to v: its own, and its
+// lemma's senses with their related synsets.
+func (b *Builtin) wordVector(v []float32, t string) {
+	base := b.lex.base(t)
+	key := t
+	if base != "" {
+		key = base
+	}
+	w := b.p.unknown
+	lm, known := b.lex.lemmas[base]
+	if known {
+		w = 1
+	}
+	b.add(v, wordSeed(key), w*b.p.word)
+	if !known {
+		return
+	}
+	var total float64
+	for _, s := range lm.senses {
+		if int(s.rank) < b.p.senses {
+			total += 1 / float64(1+int(s.rank))
+		}
+	}
+	for _, s := range lm.senses {
+		if int(s.rank) >= b.p.senses {
+			continue
+		}
+		ws := w / float64(1+int(s.rank)) / total
+		b.add(v, synSeed(s.syn), ws*b.p.syn)
+		for _, h := range b.lex.hyper[s.syn] {
+			b.add(v, synSeed(h), ws*b.p.hyper)
+		}
+		for _, n := range b.lex.near[s.syn] {
+			b.add(v, synSeed(n), ws*b.p.near)
+		}
+	}
 }
 
 // add adds w times the pseudo-random sparse ternary vector of seed to v.

@@ -28,9 +28,25 @@ END;`
 
 var _ custody.VectorStore = (*Store)(nil)
 
+// putChunk is how many vectors one transaction of PutVectors stores: the
+// writer is shared with the writes, which wait the less the shorter it is
+// held.
+const putChunk = 8
+
 // PutVectors stores vectors; a record erased meanwhile gets none (the
 // writer is the only one, so the check and the insert are one step).
 func (s *Store) PutVectors(ctx context.Context, model string, vs []custody.RecordVector) error {
+	for len(vs) > 0 {
+		n := min(len(vs), putChunk)
+		if err := s.putVectors(ctx, model, vs[:n]); err != nil {
+			return err
+		}
+		vs = vs[n:]
+	}
+	return nil
+}
+
+func (s *Store) putVectors(ctx context.Context, model string, vs []custody.RecordVector) error {
 	return s.Update(ctx, func(tx custody.Tx) error {
 		t := tx.(*txn)
 		for _, v := range vs {
