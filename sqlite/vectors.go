@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -121,7 +122,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	scorer := embed.NewTermScorer[int64](terms)
 	for rows.Next() {
 		var rid int64
-		var b []byte
+		var b sql.RawBytes // scored before the next row: no copy
 		if err := rows.Scan(&rid, &b); err != nil {
 			rows.Close()
 			return nil, unavailable(err)
