@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from .errors import CustodyError, error_from
-from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated, SessionInfo
+from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated, SearchResults, SessionInfo
 
 _UNSET = object()
 
@@ -116,12 +116,15 @@ class Client:
 
     def search(self, query: str, *, namespace: Optional[str] = None, class_: Optional[str] = None,
                limit: Optional[int] = None, subject: Optional[str] = None,
-               namespace_prefix: Optional[str] = None) -> List[Record]:
-        """Eligible records ranked against plain text, best first, each with .score."""
+               namespace_prefix: Optional[str] = None, mode: Optional[str] = None) -> SearchResults:
+        """Eligible records ranked against plain text, best first, each with .score
+        and .lists (which lists found it). mode is lexical, semantic or hybrid
+        (default: hybrid when the server has an embedder); the result's .mode
+        says which ranked, and .fallback why a search was answered lexically."""
         d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace,
                                                       "namespace_prefix": namespace_prefix, "class": class_,
-                                                      "limit": limit, "subject": self._subject(subject)})
-        return [Record.from_dict(r) for r in d.get("items") or []]
+                                                      "limit": limit, "subject": self._subject(subject), "mode": mode})
+        return SearchResults([Record.from_dict(r) for r in d.get("items") or []], d.get("mode") or "", d.get("fallback") or "")
 
     def history(self, id: str, *, subject: Optional[str] = None) -> List[Record]:
         d = self._request("GET", f"/v1/memories/{self._id(id)}/history", {"subject": self._subject(subject)})

@@ -18,6 +18,7 @@ def setUpModule():
     S = Server()
     TOK["alice"] = S.principal("alice", "--role", "user", "--channel", "user")
     TOK["bob"] = S.principal("bob", "--role", "user", "--channel", "user")
+    TOK["carol"] = S.principal("carol", "--role", "user", "--channel", "user")
     TOK["harness"] = S.principal("harness", "--role", "agent", "--channel", "agent", "--channel", "tool:email")
     TOK["reviewer"] = S.principal("rita", "--role", "reviewer")
     TOK["owner"] = S.principal("olga", "--role", "policy_owner")
@@ -58,6 +59,21 @@ class MemoriesTest(unittest.TestCase):
             alice.get("01ABSENTABSENTABSENTABSENT")
         self.assertEqual(absent.exception.message, cm.exception.message)
         self.assertEqual(client("bob").search("answers", namespace="prefs"), [])
+
+    def test_search_modes(self):
+        carol = client("carol")
+        d = carol.remember("prefs", "short answers please", "preference", "user")
+        lexical = carol.search("short answers", mode="lexical")
+        self.assertEqual((lexical.mode, lexical.fallback), ("lexical", ""))
+        self.assertEqual([(r.id, r.lists) for r in lexical], [(d.id, ["lexical"])])
+        # the server has the built-in embedder: hybrid by default; the
+        # record's vector may not be computed yet, its words match anyway
+        hybrid = carol.search("short answers")
+        self.assertEqual(hybrid.mode, "hybrid")
+        self.assertEqual(hybrid[0].id, d.id)
+        self.assertIn("lexical", hybrid[0].lists)
+        with self.assertRaises(custody.InvalidInput):
+            carol.search("short answers", mode="fuzzy")
 
     def test_pagination_iterator(self):
         bob = client("bob")

@@ -1115,6 +1115,7 @@ export interface components {
             expires_at: string | null;
             id: string;
             key: string;
+            lists?: string[] | null;
             /** Format: int64 */
             log_index: number;
             namespace: string;
@@ -1141,6 +1142,11 @@ export interface components {
              * @description default 10, at most 100
              */
             limit?: number;
+            /**
+             * @description lexical (words), semantic (meaning, by embeddings) or both fused; default hybrid when the server has an embedder, else lexical
+             * @enum {string}
+             */
+            mode?: "lexical" | "semantic" | "hybrid";
             /** @description only this namespace */
             namespace?: string;
             /** @description only this namespace and those below it (work: work, work/notes; not workshop); not with namespace */
@@ -1150,7 +1156,14 @@ export interface components {
             subject?: string;
         };
         SearchResponse: {
+            /** @description why the search is lexical although semantic or hybrid was asked for (e.g. embedder unavailable: …) */
+            fallback?: string;
             items: components["schemas"]["Scored"][] | null;
+            /**
+             * @description the mode that ranked the items
+             * @enum {string}
+             */
+            mode: "lexical" | "semantic" | "hybrid";
             next_cursor: string;
         };
         Session: {
