@@ -56,7 +56,8 @@ func (s *TermScorer[T]) Add(id T, vec []byte) error {
 	return nil
 }
 
-// Top returns the k best, best first, with their scores.
+// Top returns the k best with a positive score, best first, with their
+// scores.
 func (s *TermScorer[T]) Top(k int) ([]T, []float32) {
 	n, nt := len(s.ids), len(s.terms)
 	weights := make([]float32, nt)
@@ -66,17 +67,19 @@ func (s *TermScorer[T]) Top(k int) ([]T, []float32) {
 	top := NewNearest[int](k)
 	for d := range n {
 		row := s.sims[d*nt : (d+1)*nt]
-		if nt == 1 {
-			top.Offer(d, row[0])
-			continue
-		}
 		var score float32
-		for i, x := range row {
-			if x > 0 {
-				score += weights[i] * x * (1 + termSaturation) / (x + termSaturation)
+		if nt == 1 {
+			score = row[0]
+		} else {
+			for i, x := range row {
+				if x > 0 {
+					score += weights[i] * x * (1 + termSaturation) / (x + termSaturation)
+				}
 			}
 		}
-		top.Offer(d, score)
+		if score > 0 { // nothing in common is no match
+			top.Offer(d, score)
+		}
 	}
 	ids := make([]T, 0, top.Len())
 	scores := make([]float32, 0, top.Len())

@@ -34,6 +34,14 @@ func TestTermScorer(t *testing.T) {
 	if ids, scores := one.Top(1); len(ids) != 1 || ids[0] != 4 || scores[0] < 0.99 {
 		t.Errorf("one vector: top = %v %v, want the same text, similarity 1", ids, scores)
 	}
+	// A query of function words only has a zero vector: it matches nothing.
+	none := embed.NewTermScorer[int](vec(t, b, "what is it"))
+	for i, v := range vs {
+		none.Add(i, embed.Quantize(v))
+	}
+	if ids, _ := none.Top(3); len(ids) != 0 {
+		t.Errorf("a query without content words matched %v", ids)
+	}
 	if err := one.Add(9, embed.Quantize(make([]float32, 8))); err == nil {
 		t.Error("a vector of another dimension was scored")
 	}

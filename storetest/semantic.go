@@ -117,6 +117,10 @@ func testSemanticParaphrase(t *testing.T, e *env) {
 	if len(got.Items) == 0 || got.Items[0].ID != short || !slices.Equal(got.Items[0].Lists, []string{"lexical", "semantic"}) {
 		t.Errorf("hybrid \"short answers\": %+v, want %s first found by both lists", got.Items, short)
 	}
+	// A query of function words only means nothing: no record is near it.
+	if got := e.ranked(alice, custody.SearchInput{Query: "what is it", Mode: custody.ModeSemantic}); len(got.Items) != 0 {
+		t.Errorf("semantic \"what is it\" = %v, want nothing", itemIDs(got))
+	}
 	if _, err := e.svc.SearchRanked(e.ctx, alice, custody.SearchInput{Query: q, Mode: "fuzzy"}); !errors.Is(err, custody.ErrInvalid) {
 		t.Errorf("mode fuzzy: %v, want ErrInvalid", err)
 	}
