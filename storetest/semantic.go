@@ -33,8 +33,8 @@ func (f *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 	return f.Embedder.Embed(ctx, texts)
 }
 
-// withEmbedder gives e a service with the built-in embedder of dim (0:
-// the default) over the same store, key and clock.
+// withEmbedder gives e a service with the embedder emb (nil: none) over
+// the same store, key and clock.
 func (e *env) withEmbedder(emb embed.Embedder) {
 	e.t.Helper()
 	pol, err := custody.ParsePolicy(policyText)

@@ -1,2 +1,2 @@
--- (no change: this number is kept for a migration made beside 009)
+-- No schema change.
 SELECT 1;
