@@ -69,8 +69,9 @@ func benchEnv(b *testing.B, dir string) *env {
 	if dir == "" {
 		dir = benchDir(b)
 	}
-	e := newEnvAt(keepTB{b}, dir, custody.Options{})
+	e := newEnvAt(keepTB{b}, dir, custody.Options{Embedder: benchEmbedder(b)})
 	benchCleanup = append(benchCleanup, func() { e.store.Close() })
+	benchCleanup = append(benchCleanup, startBenchEmbedding(b, e)) // stops before the store closes
 	return e
 }
 
@@ -109,6 +110,7 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 		rememberAll(b, e, alice, n, func(i int) custody.Candidate {
 			return custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(i), Class: "fact", Body: body(i), Channel: "user"}
 		})
+		embedSeeded(b, e) // bench_hybrid_test.go
 		// A server tidies its indexes whenever it is idle; measure that state.
 		if err := e.store.Tidy(e.ctx); err != nil {
 			b.Fatal(err)

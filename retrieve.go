@@ -84,37 +84,49 @@ type SearchInput struct {
 	Class           Class
 	Filters
 	Limit int
+	// Mode is lexical, semantic or hybrid (hybrid.go); "" is hybrid when
+	// an embedder is configured, else lexical. Search itself is lexical.
+	Mode SearchMode
 }
 
 // Search ranks the subject's eligible records against plain text: words are
 // terms, special characters are text, never a query language.
 func (s *Service) Search(ctx context.Context, c *Caller, in SearchInput) ([]Scored, error) {
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, invalid("query", "query must contain at least one word")
-	}
-	if len(in.Query) > 4096 {
-		return nil, invalid("query", "query is longer than 4096 bytes")
-	}
-	if err := validNamespaces(in.Namespace, in.NamespacePrefix); err != nil {
-		return nil, err
-	}
-	if in.Class != "" {
-		if _, err := ParseClass(string(in.Class)); err != nil {
-			return nil, err
-		}
-	}
-	if err := validFilters(in.Filters, ""); err != nil {
-		return nil, err
-	}
-	limit, err := clampLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
+	q, err := s.searchQuery(c, in)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.store.Search(ctx, c.scope(s.now()), SearchQuery{Text: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: in.Class, Filters: in.Filters, Limit: limit})
+	hits, err := s.store.Search(ctx, c.scope(s.now()), q)
 	if hits == nil && err == nil {
 		hits = []Scored{}
 	}
 	return hits, err
+}
+
+// searchQuery checks a search and makes it the store's query.
+func (s *Service) searchQuery(c *Caller, in SearchInput) (SearchQuery, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return SearchQuery{}, invalid("query", "query must contain at least one word")
+	}
+	if len(in.Query) > 4096 {
+		return SearchQuery{}, invalid("query", "query is longer than 4096 bytes")
+	}
+	if err := validNamespaces(in.Namespace, in.NamespacePrefix); err != nil {
+		return SearchQuery{}, err
+	}
+	if in.Class != "" {
+		if _, err := ParseClass(string(in.Class)); err != nil {
+			return SearchQuery{}, err
+		}
+	}
+	if err := validFilters(in.Filters, ""); err != nil {
+		return SearchQuery{}, err
+	}
+	limit, err := clampLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return SearchQuery{}, err
+	}
+	return SearchQuery{Text: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: in.Class, Filters: in.Filters, Limit: limit}, nil
 }
 
 // History returns the versions of a keyed record with their receipts,

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/tlog"
 	"github.com/oklog/ulid/v2"
 )
@@ -69,6 +70,9 @@ type Options struct {
 	// ReadRetention is how long what a session's reads returned is kept
 	// for the impact of a later repair. Default DefaultReadRetention.
 	ReadRetention time.Duration
+	// Embedder, if set, gives semantic and hybrid search (hybrid.go); the
+	// vectors are computed by an EmbedWorker (StartEmbedding).
+	Embedder embed.Embedder
 }
 
 func (o *Options) maxBody() int {

@@ -65,20 +65,21 @@ func (s *Service) ListIn(ctx context.Context, c *Caller, session string, in List
 	return p, s.recordReads(ctx, c, session, ReadList, ids)
 }
 
-// SearchIn is Search recording, when session is set, the ids of the hits.
-func (s *Service) SearchIn(ctx context.Context, c *Caller, session string, in SearchInput) ([]Scored, error) {
+// SearchIn is SearchRanked recording, when session is set, the ids of the
+// hits.
+func (s *Service) SearchIn(ctx context.Context, c *Caller, session string, in SearchInput) (*SearchResult, error) {
 	if err := s.readSession(ctx, c, session); err != nil {
 		return nil, err
 	}
-	hits, err := s.Search(ctx, c, in)
+	res, err := s.SearchRanked(ctx, c, in)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
+	ids := make([]string, len(res.Items))
+	for i, h := range res.Items {
 		ids[i] = h.ID
 	}
-	return hits, s.recordReads(ctx, c, session, ReadSearch, ids)
+	return res, s.recordReads(ctx, c, session, ReadSearch, ids)
 }
 
 // readSession refuses a session that is not one the caller opened for its

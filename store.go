@@ -196,6 +196,9 @@ type SearchQuery struct {
 type Scored struct {
 	*Record
 	Score float64 `json:"score"`
+	// Lists names the candidate lists that found the record: "lexical",
+	// "semantic" or both (hybrid.go).
+	Lists []string `json:"lists,omitempty"`
 }
 
 // HeadChecker is implemented by a Tx whose store keeps "newest admitted

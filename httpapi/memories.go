@@ -58,13 +58,18 @@ type SearchRequest struct {
 	CreatedBefore   string            `json:"created_before,omitempty" format:"date-time" doc:"only records created strictly before this RFC 3339 time"`
 	Metadata        map[string]string `json:"metadata,omitempty" doc:"only records whose metadata has each of these keys with exactly this value"`
 	Limit           int               `json:"limit,omitempty" doc:"default 10, at most 100"`
+	Mode            string            `json:"mode,omitempty" enum:"lexical,semantic,hybrid" doc:"lexical (words), semantic (meaning, by embeddings) or both fused; default hybrid when the server has an embedder, else lexical"`
 }
 
 // SearchResponse is the answer of POST /v1/search, best first. Search is
-// not paginated: next_cursor is always empty.
+// not paginated: next_cursor is always empty. Each item says which lists
+// (lexical, semantic) found it; fallback says why a semantic or hybrid
+// search was answered lexically.
 type SearchResponse struct {
 	Items      []custody.Scored `json:"items"`
 	NextCursor string           `json:"next_cursor"`
+	Mode       string           `json:"mode" enum:"lexical,semantic,hybrid" doc:"the mode that ranked the items"`
+	Fallback   string           `json:"fallback,omitempty" doc:"why the search is lexical although semantic or hybrid was asked for (e.g. embedder unavailable: …)"`
 }
 
 // ListResponse is one page of eligible records; next_cursor is "" at the end.
@@ -160,20 +165,17 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hits, err := s.svc.SearchIn(r.Context(), c, req.Session, custody.SearchInput{
+	res, err := s.svc.SearchIn(r.Context(), c, req.Session, custody.SearchInput{
 		Query: req.Query, Namespace: req.Namespace, NamespacePrefix: req.NamespacePrefix, Class: custody.Class(req.Class),
-		Filters: f, Limit: req.Limit,
+		Filters: f, Limit: req.Limit, Mode: custody.SearchMode(req.Mode),
 	})
 	if err != nil {
 		return err
 	}
-	if hits == nil {
-		hits = []custody.Scored{}
-	}
-	for _, h := range hits {
+	for _, h := range res.Items {
 		wireRecord(h.Record)
 	}
-	writeJSON(w, http.StatusOK, SearchResponse{Items: hits})
+	writeJSON(w, http.StatusOK, SearchResponse{Items: res.Items, Mode: string(res.Mode), Fallback: res.Fallback})
 	return nil
 }
 

@@ -14,7 +14,8 @@ import (
 type Backend interface {
 	// OpenSession opens the custody session of one MCP session.
 	OpenSession(ctx context.Context) (*custody.Session, error)
-	Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error)
+	// Search ranks in.Mode's way; the result says which mode ranked.
+	Search(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error)
 	// Get returns a record only if retrieval may return it to the subject.
 	Get(ctx context.Context, id string) (*custody.Record, error)
 	History(ctx context.Context, id string) ([]*custody.Record, error)
@@ -37,8 +38,8 @@ func (l local) OpenSession(ctx context.Context) (*custody.Session, error) {
 	return l.svc.OpenSession(ctx, l.c)
 }
 
-func (l local) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
-	return l.svc.Search(ctx, l.c, in)
+func (l local) Search(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error) {
+	return l.svc.SearchRanked(ctx, l.c, in)
 }
 
 func (l local) Get(ctx context.Context, id string) (*custody.Record, error) {

@@ -341,7 +341,7 @@ func TestToolSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "class", "key_prefix", "created_after", "created_before", "metadata", "limit"},
+		mcpserver.ToolSearch:   {"query", "namespace", "namespace_prefix", "class", "key_prefix", "created_after", "created_before", "metadata", "limit", "mode"},
 		mcpserver.ToolGet:      {"id"},
 		mcpserver.ToolRemember: {"namespace", "key", "class", "body", "expires_at", "metadata"},
 		mcpserver.ToolGate:     {"action", "args", "justification"},

@@ -11,11 +11,11 @@ import (
 // (custody.Service.SearchIn and GetIn). The tools read through it when the
 // backend has it, with the MCP session's custody session.
 type SessionReader interface {
-	SearchIn(ctx context.Context, session string, in custody.SearchInput) ([]custody.Scored, error)
+	SearchIn(ctx context.Context, session string, in custody.SearchInput) (*custody.SearchResult, error)
 	GetIn(ctx context.Context, session, id string) (*custody.Record, error)
 }
 
-func (l local) SearchIn(ctx context.Context, session string, in custody.SearchInput) ([]custody.Scored, error) {
+func (l local) SearchIn(ctx context.Context, session string, in custody.SearchInput) (*custody.SearchResult, error) {
 	return l.svc.SearchIn(ctx, l.c, session, in)
 }
 
@@ -24,7 +24,7 @@ func (l local) GetIn(ctx context.Context, session, id string) (*custody.Record, 
 }
 
 // readSearch is the search of the tools, recorded in the session.
-func (ss *session) readSearch(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
+func (ss *session) readSearch(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error) {
 	if r, ok := ss.b.(SessionReader); ok {
 		return r.SearchIn(ctx, ss.id, in)
 	}

@@ -65,18 +65,23 @@ func renderMemories(ms []Memory) string {
 	return b.String()
 }
 
-func renderSearch(query string, ms []Memory) string {
+func renderSearch(query string, out SearchOutput) string {
+	ms := out.Items
+	fallback := ""
+	if out.Fallback != "" {
+		fallback = fmt.Sprintf(" [%s search, %s]", out.Mode, out.Fallback)
+	}
 	if len(ms) == 0 {
-		return fmt.Sprintf("no memories match %q", query)
+		return fmt.Sprintf("no memories match %q%s", query, fallback)
 	}
 	var b strings.Builder
 	noun := "memories"
 	if len(ms) == 1 {
 		noun = "memory"
 	}
-	fmt.Fprintf(&b, "%d %s for %q (%s):\n", len(ms), noun, query, dataNotInstructions)
+	fmt.Fprintf(&b, "%d %s for %q%s (%s):\n", len(ms), noun, query, fallback, dataNotInstructions)
 	for _, m := range ms {
-		writeMemory(&b, m, fmt.Sprintf("score=%.3f", m.Score))
+		writeMemory(&b, m, fmt.Sprintf("score=%.3f", m.Score), "lists="+strings.Join(m.Lists, ","))
 	}
 	return b.String()
 }

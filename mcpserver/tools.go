@@ -36,6 +36,7 @@ type SearchInput struct {
 	CreatedBefore   string            `json:"created_before,omitempty" jsonschema:"only memories created before this RFC 3339 time"`
 	Metadata        map[string]string `json:"metadata,omitempty" jsonschema:"only memories whose metadata has each of these keys with exactly this value, e.g. {\"project\": \"apollo\"}"`
 	Limit           int               `json:"limit,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 10)"`
+	Mode            string            `json:"mode,omitempty" jsonschema:"lexical (by words), semantic (by meaning) or hybrid (both); default hybrid when the server has an embedder, else lexical"`
 }
 
 // GetInput is what memory_get and memory_history take.
@@ -80,11 +81,15 @@ type Memory struct {
 	LogIndex  uint64            `json:"log_index"`
 	Score     float64           `json:"score,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"the labels the writer kept with the memory: what the writer said, not provenance"`
+	// Lists names the search lists that found the memory (lexical, semantic).
+	Lists []string `json:"lists,omitempty" jsonschema:"which search lists found the memory: lexical, semantic or both"`
 }
 
 // SearchOutput is memory_search's structured result.
 type SearchOutput struct {
-	Items []Memory `json:"items"`
+	Items    []Memory `json:"items"`
+	Mode     string   `json:"mode" jsonschema:"the mode that ranked the memories: lexical, semantic or hybrid"`
+	Fallback string   `json:"fallback,omitempty" jsonschema:"why the search was lexical although semantic or hybrid was asked for"`
 }
 
 // RememberOutput is memory_remember's structured result.
@@ -279,21 +284,21 @@ func (ss *session) search(ctx context.Context, req *mcp.CallToolRequest, in Sear
 	if err != nil {
 		return nil, SearchOutput{}, err
 	}
-	hits, err := ss.readSearch(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix,
-		Class: custody.Class(in.Class), Filters: f, Limit: in.Limit}) // reads.go
+	res, err := ss.readSearch(ctx, custody.SearchInput{Query: in.Query, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix,
+		Class: custody.Class(in.Class), Filters: f, Limit: in.Limit, Mode: custody.SearchMode(in.Mode)}) // reads.go
 	if err != nil {
 		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
 	}
-	out := SearchOutput{Items: make([]Memory, 0, len(hits))}
-	for _, h := range hits {
+	out := SearchOutput{Items: make([]Memory, 0, len(res.Items)), Mode: string(res.Mode), Fallback: res.Fallback}
+	for _, h := range res.Items {
 		m := memoryOf(h.Record)
-		m.Score = h.Score
+		m.Score, m.Lists = h.Score, h.Lists
 		out.Items = append(out.Items, m)
 	}
 	if err := ss.observeMemories(ctx, out.Items); err != nil { // gateway.go
 		return nil, SearchOutput{}, ss.toolError(ctx, ToolSearch, err)
 	}
-	return ss.result(renderSearch(in.Query, out.Items)), out, nil
+	return ss.result(renderSearch(in.Query, out)), out, nil
 }
 
 func (ss *session) get(ctx context.Context, req *mcp.CallToolRequest, in GetInput) (*mcp.CallToolResult, Memory, error) {

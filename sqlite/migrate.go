@@ -33,7 +33,9 @@ import (
 // spaces only: the old table is dropped, and every live record that is not
 // waiting in index_pending is indexed again (reindexFTS); it also adds
 // records.metadata (empty for older records).
-const schemaVersion = 14
+// Version 15 adds the vectors table (vectors.go), empty in an older
+// database until the embedding worker fills it.
+const schemaVersion = 15
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -128,6 +130,9 @@ DROP TABLE tri_pending`); err != nil {
 		if err := reindexFTS(ctx, tx); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
+		return fmt.Errorf("migrating to schema 15: %w", err)
 	}
 	if hasPrincipals == 1 && hasLogIndex == 0 {
 		if err := linkPrincipals(ctx, tx); err != nil {

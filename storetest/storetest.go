@@ -116,6 +116,11 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Namespaces", testNamespaces},
 		{"NamespacePrefix", testNamespacePrefix},
 		{"SessionReads", testSessionReads},
+		{"SemanticParaphrase", testSemanticParaphrase},
+		{"SemanticEligibility", testSemanticEligibility},
+		{"SemanticFallback", testSemanticFallback},
+		{"SemanticModelChange", testSemanticModelChange},
+		{"SemanticErase", testSemanticErase},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

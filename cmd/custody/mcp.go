@@ -154,14 +154,19 @@ func (r remote) OpenSession(ctx context.Context) (*custody.Session, error) {
 	return s, remoteErr(err)
 }
 
-func (r remote) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
-	req := httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix, Class: string(in.Class),
-		KeyPrefix: in.KeyPrefix, CreatedAfter: rfc3339(in.CreatedAfter), CreatedBefore: rfc3339(in.CreatedBefore), Metadata: in.Metadata, Limit: in.Limit}
-	res, err := r.c.Search(ctx, req)
+func (r remote) Search(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error) {
+	res, err := r.c.Search(ctx, r.searchRequest(in, ""))
 	if err != nil {
 		return nil, remoteErr(err)
 	}
-	return res.Items, nil
+	return &custody.SearchResult{Items: res.Items, Mode: custody.SearchMode(res.Mode), Fallback: res.Fallback}, nil
+}
+
+// searchRequest is in as the server's search takes it, in session.
+func (r remote) searchRequest(in custody.SearchInput, session string) httpapi.SearchRequest {
+	return httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Session: session, Namespace: in.Namespace, NamespacePrefix: in.NamespacePrefix,
+		Class: string(in.Class), KeyPrefix: in.KeyPrefix, CreatedAfter: rfc3339(in.CreatedAfter), CreatedBefore: rfc3339(in.CreatedBefore),
+		Metadata: in.Metadata, Limit: in.Limit, Mode: string(in.Mode)}
 }
 
 func (r remote) Get(ctx context.Context, id string) (*custody.Record, error) {

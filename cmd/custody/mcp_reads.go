@@ -4,7 +4,6 @@ import (
 	"context"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/mcpserver"
 )
 
@@ -15,7 +14,7 @@ var (
 	_ mcpserver.SessionReader = remote{}
 )
 
-func (b recheckedBackend) SearchIn(ctx context.Context, session string, in custody.SearchInput) ([]custody.Scored, error) {
+func (b recheckedBackend) SearchIn(ctx context.Context, session string, in custody.SearchInput) (*custody.SearchResult, error) {
 	l, err := b.local(ctx)
 	if err != nil {
 		return nil, err
@@ -31,13 +30,12 @@ func (b recheckedBackend) GetIn(ctx context.Context, session, id string) (*custo
 	return l.(mcpserver.SessionReader).GetIn(ctx, session, id)
 }
 
-func (r remote) SearchIn(ctx context.Context, session string, in custody.SearchInput) ([]custody.Scored, error) {
-	res, err := r.c.Search(ctx, httpapi.SearchRequest{Query: in.Query, Subject: r.subject, Session: session, Namespace: in.Namespace,
-		NamespacePrefix: in.NamespacePrefix, Class: string(in.Class), Limit: in.Limit})
+func (r remote) SearchIn(ctx context.Context, session string, in custody.SearchInput) (*custody.SearchResult, error) {
+	res, err := r.c.Search(ctx, r.searchRequest(in, session))
 	if err != nil {
 		return nil, remoteErr(err)
 	}
-	return res.Items, nil
+	return &custody.SearchResult{Items: res.Items, Mode: custody.SearchMode(res.Mode), Fallback: res.Fallback}, nil
 }
 
 func (r remote) GetIn(ctx context.Context, session, id string) (*custody.Record, error) {

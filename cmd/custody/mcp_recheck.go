@@ -90,7 +90,7 @@ func (b recheckedBackend) OpenSession(ctx context.Context) (*custody.Session, er
 	return l.OpenSession(ctx)
 }
 
-func (b recheckedBackend) Search(ctx context.Context, in custody.SearchInput) ([]custody.Scored, error) {
+func (b recheckedBackend) Search(ctx context.Context, in custody.SearchInput) (*custody.SearchResult, error) {
 	l, err := b.local(ctx)
 	if err != nil {
 		return nil, err

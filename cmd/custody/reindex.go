@@ -17,8 +17,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sf.register(fs)
 	var cps checkpointFlags
 	cps.register(fs)
+	embeddings := fs.Bool("embeddings", false, "compute every record's vector for semantic search again, with the embedder the --embedder flags name (after a change of model), and nothing else")
+	var ef embedderFlags
+	ef.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody reindex [--db FILE] [--checkpoint FILE]...\n\n"+
+		fmt.Fprintf(stderr, "Usage: custody reindex [--db FILE] [--checkpoint FILE]...\n"+
+			"       custody reindex --embeddings [--db FILE] [--embedder P ...]\n\n"+
 			"Rebuilds what the store derives from the records for speed (the newest-version flags, the lineage\n"+
 			"edges, the search and gate indexes) from the records, after checking, as verify does, that the\n"+
 			"records and the log agree; then verifies the whole store. It is the remedy for a difference verify\n"+
@@ -27,6 +31,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *embeddings {
+		return reindexEmbeddings(ctx, sf, ef, stdout, stderr)
 	}
 	notes, err := cps.read(sf)
 	if err != nil {
@@ -55,5 +62,35 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "ok: rebuilt the indexes and lineage edges of %d records; %d log entries, %d principals and %d checkpoints agree\n",
 		rep.Records, rep.Entries, rep.Principals, rep.Checkpoints)
+	return nil
+}
+
+// reindexEmbeddings drops every stored vector and computes them all
+// again with the embedder ef names.
+func reindexEmbeddings(ctx context.Context, sf storeFlags, ef embedderFlags, stdout, stderr io.Writer) error {
+	var err error
+	if sf.embedder, err = ef.embedder(); err != nil {
+		return err
+	}
+	if sf.embedder == nil {
+		return usageError{"--embeddings needs an embedder: --embedder builtin or openai"}
+	}
+	svc, st, err := sf.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	vs, ok := st.(custody.VectorStore)
+	if !ok {
+		return errors.New("this store keeps no vectors")
+	}
+	if err := vs.DropVectors(ctx); err != nil {
+		return err
+	}
+	n, err := svc.EmbedPending(ctx)
+	if err != nil {
+		return fmt.Errorf("after %d vectors: %w (run custody reindex --embeddings again once the embedder answers; serve also catches up on its own)", n, err)
+	}
+	fmt.Fprintf(stdout, "ok: computed the vectors of %d records with %s\n", n, sf.embedder.Model())
 	return nil
 }

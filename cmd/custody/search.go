@@ -21,9 +21,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var ff filterFlags
 	ff.register(fs)
 	fs.IntVar(&req.Limit, "limit", 0, "at most `n` results (server default 10, at most 100)")
+	fs.StringVar(&req.Mode, "mode", "", "`mode`: lexical (words), semantic (meaning) or hybrid (both); default hybrid when the server has an embedder, else lexical")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody search [--namespace NS | --namespace-prefix NS] [--class C] [--key-prefix P]\n"+
-			"                     [--created-after T] [--created-before T] [--metadata K=V]... [--limit N] [flags] QUERY...\n\n"+
+			"                     [--created-after T] [--created-before T] [--metadata K=V]... [--limit N] [--mode M] [flags] QUERY...\n\n"+
 			"Ranks the eligible memories against plain text (words are terms; no query language)\n"+
 			"and prints them best first, with their provenance.\n\n")
 		fs.PrintDefaults()
@@ -52,14 +53,17 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cf.json {
 		return printJSON(stdout, res)
 	}
+	if res.Fallback != "" {
+		fmt.Fprintf(stderr, "custody: %s search: %s\n", res.Mode, res.Fallback)
+	}
 	if len(res.Items) == 0 {
 		fmt.Fprintln(stderr, "custody: no eligible memory matches")
 		return nil
 	}
 	tw := table(stdout)
-	fmt.Fprintln(tw, "SCORE\tID\tNAMESPACE/KEY\tCLASS\tAUTHORITY\tCHANNEL\tBODY")
+	fmt.Fprintln(tw, "SCORE\tLISTS\tID\tNAMESPACE/KEY\tCLASS\tAUTHORITY\tCHANNEL\tBODY")
 	for _, h := range res.Items {
-		fmt.Fprintf(tw, "%.3g\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Score, h.ID, nsKey(h.Record), h.Class, h.Authority, h.Channel, short(h.Body, 60))
+		fmt.Fprintf(tw, "%.3g\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Score, strings.Join(h.Lists, ","), h.ID, nsKey(h.Record), h.Class, h.Authority, h.Channel, short(h.Body, 60))
 	}
 	return tw.Flush()
 }

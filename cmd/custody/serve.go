@@ -40,6 +40,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	acceptRollback := fs.Bool("accept-rollback", false, "start even though the store's log is behind or disagrees with the last checkpoint this server published (its checkpoint file), as after restoring an older backup on purpose; the file is then replaced by a checkpoint of the store as it is")
 	gw := fs.String("gateway", "", gatewayUsage)
 	fs.DurationVar(&sf.readRetention, "read-retention", custody.DefaultReadRetention, "how long the ids a session's reads returned are kept for the impact of a repair (custody impact); older ones are pruned")
+	var ef embedderFlags
+	ef.register(fs)
 	var cf connFlags
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
@@ -67,11 +69,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if sf.embedder, err = ef.embedder(); err != nil {
+		return err
+	}
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	defer startEmbedding(svc, logger).Close() // before the store closes
 	accepted, err := checkPublished(ctx, svc, sf, *acceptRollback, stderr)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
@@ -27,6 +28,7 @@ type storeFlags struct {
 	strongEdge float64
 	// readRetention is serve's --read-retention (zero elsewhere: the default).
 	readRetention time.Duration
+	embedder      embed.Embedder // semantic search (embedflags.go)
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -126,6 +128,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	opts.CheckpointFile = f.checkpointPath()
 	opts.VerifyStatusFile = f.verifyStatusPath()
 	opts.RegistryFile = f.keyPath() + ".registry"
+	opts.Embedder = f.embedder
 	svc, err := custody.New(st, key, opts)
 	if err != nil {
 		st.Close()

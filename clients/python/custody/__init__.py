@@ -12,11 +12,11 @@ from .errors import (AdmissionUndecidable, BodyTooLarge, Conflict, CustodyError,
                      InvalidInput, NotFound, RateLimited, SubjectNotAllowed, Unauthenticated, Unavailable)
 from .harness import Session, wrap_tool
 from .types import (Decision, Edge, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated,
-                    SessionInfo)
+                    SearchResults, SessionInfo)
 
 __all__ = [
     "Client", "Session", "wrap_tool",
-    "Record", "Decision", "GateDecision", "SessionInfo", "Page", "Edge",
+    "Record", "SearchResults", "Decision", "GateDecision", "SessionInfo", "Page", "Edge",
     "Principal", "Rotated", "Pause", "ErasureReceipt", "LogStatus",
     "CustodyError", "InvalidInput", "Unauthenticated", "Forbidden", "SubjectNotAllowed", "NotFound",
     "Conflict", "BodyTooLarge", "RateLimited", "Unavailable", "AdmissionUndecidable", "GateRefused",

@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from .errors import CustodyError, error_from
-from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated, SessionInfo
+from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated, SearchResults, SessionInfo
 
 _UNSET = object()
 
@@ -133,17 +133,21 @@ class Client:
                limit: Optional[int] = None, subject: Optional[str] = None,
                namespace_prefix: Optional[str] = None, key_prefix: Optional[str] = None,
                created_after: Optional[str] = None, created_before: Optional[str] = None,
-               metadata: Optional[Dict[str, str]] = None, session: Optional[str] = None) -> List[Record]:
-        """Eligible records ranked against plain text, best first, each with .score.
-        The filters are those of list. With session, the hits' ids are recorded
-        as the session's read."""
+               metadata: Optional[Dict[str, str]] = None, session: Optional[str] = None,
+               mode: Optional[str] = None) -> SearchResults:
+        """Eligible records ranked against plain text, best first, each with .score
+        and .lists (which lists found it). The filters are those of list. With
+        session, the hits' ids are recorded as the session's read. mode is
+        lexical, semantic or hybrid (default: hybrid when the server has an
+        embedder); the result's .mode says which ranked, and .fallback why a
+        search was answered lexically."""
         d = self._request("POST", "/v1/search", body={"query": query, "namespace": namespace, "session": session,
                                                       "namespace_prefix": namespace_prefix, "class": class_,
                                                       "key_prefix": key_prefix, "created_after": created_after,
                                                       "created_before": created_before,
                                                       "metadata": dict(metadata) if metadata else None,
-                                                      "limit": limit, "subject": self._subject(subject)})
-        return [Record.from_dict(r) for r in d.get("items") or []]
+                                                      "limit": limit, "subject": self._subject(subject), "mode": mode})
+        return SearchResults([Record.from_dict(r) for r in d.get("items") or []], d.get("mode") or "", d.get("fallback") or "")
 
     def history(self, id: str, *, subject: Optional[str] = None) -> List[Record]:
         d = self._request("GET", f"/v1/memories/{self._id(id)}/history", {"subject": self._subject(subject)})

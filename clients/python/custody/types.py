@@ -47,6 +47,8 @@ class Record:
     receipt: Optional[Dict[str, Any]] = None
     metadata: Dict[str, str] = field(default_factory=dict)
     score: Optional[float] = None
+    # lists names the search lists that found a search hit: "lexical", "semantic" or both.
+    lists: List[str] = field(default_factory=list)
     proposed: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -221,3 +223,14 @@ class LogStatus:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "LogStatus":
         return _build(cls, d)
+
+
+class SearchResults(list):
+    """The records of a search, best first, with the mode that ranked them
+    (lexical, semantic or hybrid) and, when a semantic or hybrid search was
+    answered lexically, why (fallback)."""
+
+    def __init__(self, items: List[Record], mode: str = "", fallback: str = ""):
+        super().__init__(items)
+        self.mode = mode
+        self.fallback = fallback

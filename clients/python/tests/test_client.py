@@ -79,6 +79,21 @@ class MemoriesTest(unittest.TestCase):
             carol.remember("proj", "bad", "fact", "user", metadata={"Bad Key": "x"})
         self.assertIn("metadata", cm.exception.message)
 
+    def test_search_modes(self):
+        carol = client("carol")
+        d = carol.remember("prefs", "short answers please", "preference", "user")
+        lexical = carol.search("short answers", mode="lexical")
+        self.assertEqual((lexical.mode, lexical.fallback), ("lexical", ""))
+        self.assertEqual([(r.id, r.lists) for r in lexical], [(d.id, ["lexical"])])
+        # the server has the built-in embedder: hybrid by default; the
+        # record's vector may not be computed yet, its words match anyway
+        hybrid = carol.search("short answers")
+        self.assertEqual(hybrid.mode, "hybrid")
+        self.assertEqual(hybrid[0].id, d.id)
+        self.assertIn("lexical", hybrid[0].lists)
+        with self.assertRaises(custody.InvalidInput):
+            carol.search("short answers", mode="fuzzy")
+
     def test_pagination_iterator(self):
         bob = client("bob")
         ids = {bob.remember("notes", f"note {i}", "episode", "user").id for i in range(7)}

@@ -77,6 +77,17 @@ export interface SearchInput extends ReadOptions, RecordFilters {
   namespacePrefix?: string;
   class?: MemoryClass;
   limit?: number;
+  /** lexical (words), semantic (meaning) or hybrid (both); default hybrid when the server has an embedder. */
+  mode?: SearchMode;
+}
+
+export type SearchMode = 'lexical' | 'semantic' | 'hybrid';
+
+/** A ranked search: the items, the mode that ranked them, and why a semantic or hybrid search was answered lexically. */
+export interface SearchResult {
+  items: ScoredRecord[];
+  mode: SearchMode;
+  fallback?: string;
 }
 
 export interface GateOptions extends CallOptions {
@@ -184,12 +195,17 @@ export class CustodyClient {
 
   /** Eligible records ranked against plain text, best first, with score. */
   async search(input: SearchInput): Promise<ScoredRecord[]> {
+    return (await this.searchRanked(input)).items;
+  }
+
+  /** search, with the mode that ranked the items and any fallback; each item's lists say which lists found it. */
+  async searchRanked(input: SearchInput): Promise<SearchResult> {
     const { namespacePrefix, keyPrefix, createdAfter, createdBefore, ...rest } = input;
-    const d = await this.request<{ items: ScoredRecord[] | null }>('POST', '/v1/search', {}, {
+    const d = await this.request<{ items: ScoredRecord[] | null; mode: SearchMode; fallback?: string }>('POST', '/v1/search', {}, {
       ...rest, namespace_prefix: namespacePrefix, key_prefix: keyPrefix, created_after: createdAfter, created_before: createdBefore,
       subject: this.sub(input),
     });
-    return d.items ?? [];
+    return { items: d.items ?? [], mode: d.mode, fallback: d.fallback || undefined };
   }
 
   async history(id: string, o?: CallOptions): Promise<MemoryRecord[]> {

@@ -1200,6 +1200,7 @@ export interface components {
             expires_at: string | null;
             id: string;
             key: string;
+            lists?: string[] | null;
             /** Format: int64 */
             log_index: number;
             metadata?: {
@@ -1245,6 +1246,11 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /**
+             * @description lexical (words), semantic (meaning, by embeddings) or both fused; default hybrid when the server has an embedder, else lexical
+             * @enum {string}
+             */
+            mode?: "lexical" | "semantic" | "hybrid";
             /** @description only this namespace */
             namespace?: string;
             /** @description only this namespace and those below it (work: work, work/notes; not workshop); not with namespace */
@@ -1256,7 +1262,14 @@ export interface components {
             subject?: string;
         };
         SearchResponse: {
+            /** @description why the search is lexical although semantic or hybrid was asked for (e.g. embedder unavailable: …) */
+            fallback?: string;
             items: components["schemas"]["Scored"][] | null;
+            /**
+             * @description the mode that ranked the items
+             * @enum {string}
+             */
+            mode: "lexical" | "semantic" | "hybrid";
             next_cursor: string;
         };
         Session: {

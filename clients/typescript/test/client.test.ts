@@ -26,6 +26,22 @@ before(async () => {
 after(() => s.stop());
 
 describe('memories', () => {
+  test('search modes: each item names the lists that found it', async () => {
+    const carol = client('carol');
+    const d = await carol.remember({ namespace: 'prefs', class: 'preference', body: 'short answers please', channel: 'user' });
+    const lexical = await carol.searchRanked({ query: 'short answers', mode: 'lexical' });
+    assert.equal(lexical.mode, 'lexical');
+    assert.equal(lexical.fallback, undefined);
+    assert.deepEqual(lexical.items.map((r) => [r.id, r.lists]), [[d.id, ['lexical']]]);
+    // The server has the built-in embedder: hybrid by default. The record's
+    // vector may not be computed yet; its words match anyway.
+    const hybrid = await carol.searchRanked({ query: 'short answers' });
+    assert.equal(hybrid.mode, 'hybrid');
+    assert.equal(hybrid.items[0].id, d.id);
+    assert.ok(hybrid.items[0].lists?.includes('lexical'));
+    await assert.rejects(carol.search({ query: 'short answers', mode: 'fuzzy' as 'lexical' }), InvalidInputError);
+  });
+
   test('remember, get, list, search, history', async () => {
     const alice = client('alice');
     const d1 = await alice.remember({ namespace: 'prefs', key: 'tone', class: 'preference', body: 'short answers please', channel: 'user', source_ref: 'chat:1' });

@@ -1,0 +1,236 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DefaultBuiltinDim is the built-in embedder's vector length.
+const DefaultBuiltinDim = 512
+
+// builtinVersion changes whenever the built-in embedder's vectors change
+// (table, weights, hashing), so that custody reindex --embeddings knows to
+// compute them again.
+const builtinVersion = "wordnet3.0-ri1"
+
+// Builtin is the offline embedder: random indexing over WordNet 3.0. Each
+// word contributes a pseudo-random sparse vector of its own, and, through
+// its lemma, one for each of its senses (synsets, weighted by how common
+// the sense is) and a weaker one for each sense's hypernyms and near
+// relations (similar adjectives, derivations, pertainyms). Synonyms share
+// synsets, so "brief replies" and "short answers" share components and
+// end up close, while a word WordNet does not know (a name, an
+// identifier) still matches itself. Words are weighted by rarity (the
+// lemma's count in WordNet's sense-tagged corpus) and common function
+// words are left out. Deterministic and safe for concurrent use.
+type Builtin struct {
+	dim int
+	lex *lexicon
+	p   builtinParams
+
+	mu    sync.RWMutex
+	cache map[string][]component // word form -> its vector (word)
+}
+
+// builtinParams are the weights of the built-in embedder, tuned on the
+// LoCoMo development conversations (docs/search.md).
+type builtinParams struct {
+	word, syn, hyper, near float64 // component weights
+	nonzero                int     // nonzeros per pseudo-random vector
+	senses                 int     // senses kept per lemma and part of speech
+	unknown                float64 // weight of a word WordNet does not know (a name, a number)
+}
+
+// Heavier synsets find more paraphrases but rank LoCoMo a little worse;
+// these weights keep "brief replies" near "short answers" at the least
+// cost there. Weighting words by rarity (their SemCor counts, or how many WordNet
+// glosses use them) lowered recall there, and so did leaving out numbers.
+var defaultParams = builtinParams{word: 1, syn: 1, hyper: 0.3, near: 0.3, nonzero: 8, senses: 4, unknown: 0.5}
+
+// NewBuiltin returns the built-in embedder with vectors of dim floats
+// (0: DefaultBuiltinDim).
+func NewBuiltin(dim int) (*Builtin, error) {
+	if dim == 0 {
+		dim = DefaultBuiltinDim
+	}
+	if dim < 32 || dim > 4096 {
+		return nil, fmt.Errorf("builtin embedder: dimension %d is out of range: use 32 to 4096", dim)
+	}
+	l, err := loadLexicon()
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{dim: dim, lex: l, p: defaultParams, cache: map[string][]component{}}, nil
+}
+
+// Model is "builtin-" and the version of the table and weights, and the
+// dimension.
+func (b *Builtin) Model() string { return fmt.Sprintf("builtin-%s-%d", builtinVersion, b.dim) }
+
+// Dim is the vector length.
+func (b *Builtin) Dim() int { return b.dim }
+
+// Embed computes the vectors of texts; it never fails but for a cancelled
+// context.
+func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = b.vector(t)
+	}
+	return out, nil
+}
+
+var tokenRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+// maxTokens bounds the words of one text that count.
+const maxTokens = 2048
+
+// Terms are the words of text that are not function words, in order,
+// each once.
+func (b *Builtin) Terms(text string) []string {
+	var out []string
+	for _, t := range tokenRE.FindAllString(strings.ToLower(text), maxTokens) {
+		if !stopwords[t] && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (b *Builtin) vector(text string) []float32 {
+	v := make([]float32, b.dim)
+	for _, t := range tokenRE.FindAllString(strings.ToLower(text), maxTokens) {
+		if stopwords[t] {
+			continue
+		}
+		for _, c := range b.word(t) {
+			v[c.i] += c.w
+		}
+	}
+	normalize(v)
+	return v
+}
+
+// component is one nonzero of a word's vector.
+type component struct {
+	i int32
+	w float32
+}
+
+// maxCachedWords bounds the words whose vectors are kept (a few MB).
+const maxCachedWords = 50000
+
+// word is the sparse vector of one word form, computed once.
+func (b *Builtin) word(t string) []component {
+	b.mu.RLock()
+	c, ok := b.cache[t]
+	b.mu.RUnlock()
+	if ok {
+		return c
+	}
+	dense := make([]float32, b.dim)
+	b.wordVector(dense, t)
+	for i, x := range dense {
+		if x != 0 {
+			c = append(c, component{int32(i), x})
+		}
+	}
+	b.mu.Lock()
+	if len(b.cache) < maxCachedWords {
+		b.cache[t] = c
+	}
+	b.mu.Unlock()
+	return c
+}
+
+// wordVector adds the vector of word form t to v: its own, and its
+// lemma's senses with their related synsets.
+func (b *Builtin) wordVector(v []float32, t string) {
+	base := b.lex.base(t)
+	key := t
+	if base != "" {
+		key = base
+	}
+	w := b.p.unknown
+	lm, known := b.lex.lemmas[base]
+	if known {
+		w = 1
+	}
+	b.add(v, wordSeed(key), w*b.p.word)
+	if !known {
+		return
+	}
+	var total float64
+	for _, s := range lm.senses {
+		if int(s.rank) < b.p.senses {
+			total += 1 / float64(1+int(s.rank))
+		}
+	}
+	for _, s := range lm.senses {
+		if int(s.rank) >= b.p.senses {
+			continue
+		}
+		ws := w / float64(1+int(s.rank)) / total
+		b.add(v, synSeed(s.syn), ws*b.p.syn)
+		for _, h := range b.lex.hyper[s.syn] {
+			b.add(v, synSeed(h), ws*b.p.hyper)
+		}
+		for _, n := range b.lex.near[s.syn] {
+			b.add(v, synSeed(n), ws*b.p.near)
+		}
+	}
+}
+
+// add adds w times the pseudo-random sparse ternary vector of seed to v.
+func (b *Builtin) add(v []float32, seed uint64, w float64) {
+	x := seed
+	for range b.p.nonzero {
+		x = splitmix(x)
+		i := int((x >> 1) % uint64(b.dim))
+		if x&1 == 0 {
+			v[i] += float32(w)
+		} else {
+			v[i] -= float32(w)
+		}
+	}
+}
+
+func wordSeed(w string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(w))
+	return h.Sum64()
+}
+
+func synSeed(s int32) uint64 { return splitmix(uint64(s) ^ 0x5bd1e9955bd1e995) }
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// stopwords are common English function words, which carry no topic.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+ before being below between both but by can could did do does doing down during each few for from further had has
+ have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself
+ no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that
+ the their theirs them themselves then there these they this those through to too under until up very was we were
+ what when where which while who whom why will with would you your yours yourself yourselves s t d ll m re ve
+ also yeah oh really like get got go going gonna just lot much many thing things something anything ever one`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,91 @@
+package embed
+
+import "math"
+
+// Termer is implemented by an embedder whose vectors are sums of word
+// vectors (Builtin): a query is then scored word by word (TermScorer),
+// with each word weighted by how rare it is among the records scanned.
+type Termer interface {
+	// Terms are the words of text that carry meaning, in order.
+	Terms(text string) []string
+}
+
+// Term scoring settings, measured on the LoCoMo development conversations
+// (docs/search.md): a record "has" a query word when their similarity
+// exceeds termPresence; a word's weight is its BM25 inverse document
+// frequency over the records scanned; a record's similarity to a word
+// saturates as x(1+termSaturation)/(x+termSaturation).
+const (
+	termPresence   = 0.1
+	termSaturation = 0.3
+)
+
+// TermScorer ranks stored vectors against a query of one vector (by
+// cosine similarity) or of several word vectors (by the sum over the
+// words of the word's rarity times the record's saturated similarity to
+// it: a soft BM25, where a synonym counts as a match). Add every eligible
+// record's vector, then ask for the Top.
+type TermScorer[T any] struct {
+	terms [][]float32
+	ids   []T
+	sims  []float32 // len(terms) per id
+	df    []int
+}
+
+// NewTermScorer scores against the query vectors terms.
+func NewTermScorer[T any](terms [][]float32) *TermScorer[T] {
+	return &TermScorer[T]{terms: terms, df: make([]int, len(terms))}
+}
+
+// Add scores one stored vector (Quantize encoding); a vector of another
+// dimension is ErrQuantized.
+func (s *TermScorer[T]) Add(id T, vec []byte) error {
+	start := len(s.sims)
+	for i, t := range s.terms {
+		sim, err := DotQuantized(t, vec)
+		if err != nil {
+			s.sims = s.sims[:start]
+			return err
+		}
+		if sim > termPresence {
+			s.df[i]++
+		}
+		s.sims = append(s.sims, sim)
+	}
+	s.ids = append(s.ids, id)
+	return nil
+}
+
+// Top returns the k best with a positive score, best first, with their
+// scores.
+func (s *TermScorer[T]) Top(k int) ([]T, []float32) {
+	n, nt := len(s.ids), len(s.terms)
+	weights := make([]float32, nt)
+	for i, df := range s.df {
+		weights[i] = float32(math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5)))
+	}
+	top := NewNearest[int](k)
+	for d := range n {
+		row := s.sims[d*nt : (d+1)*nt]
+		var score float32
+		if nt == 1 {
+			score = row[0]
+		} else {
+			for i, x := range row {
+				if x > 0 {
+					score += weights[i] * x * (1 + termSaturation) / (x + termSaturation)
+				}
+			}
+		}
+		if score > 0 { // nothing in common is no match
+			top.Offer(d, score)
+		}
+	}
+	ids := make([]T, 0, top.Len())
+	scores := make([]float32, 0, top.Len())
+	top.Each(func(d int, sc float32) {
+		ids = append(ids, s.ids[d])
+		scores = append(scores, sc)
+	})
+	return ids, scores
+}

@@ -1,1 +1,0 @@
--- Placeholder: this number is another change's; kept empty here so that 008 applies in order.

@@ -1,0 +1,195 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
+)
+
+// vectorSchema is the table of records' vectors (schema 15): one per
+// record, of the model that made it, deleted with the record and when
+// its body is erased (the trigger runs in the erasure's transaction).
+const vectorSchema = `
+CREATE TABLE IF NOT EXISTS vectors (
+  rid   INTEGER PRIMARY KEY REFERENCES records (rid) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  dim   INTEGER NOT NULL,
+  vec   BLOB NOT NULL -- embed.Quantize
+);
+DROP TRIGGER IF EXISTS vectors_erase;
+CREATE TRIGGER vectors_erase AFTER UPDATE OF erased ON records
+WHEN NEW.erased BEGIN
+  DELETE FROM vectors WHERE rid = NEW.rid;
+END;`
+
+var _ custody.VectorStore = (*Store)(nil)
+
+// putChunk is how many vectors one transaction of PutVectors stores: the
+// writer is shared with the writes, which wait the less the shorter it is
+// held.
+const putChunk = 8
+
+// PutVectors stores vectors; a record erased meanwhile gets none (the
+// writer is the only one, so the check and the insert are one step).
+func (s *Store) PutVectors(ctx context.Context, model string, vs []custody.RecordVector) error {
+	for len(vs) > 0 {
+		n := min(len(vs), putChunk)
+		if err := s.putVectors(ctx, model, vs[:n]); err != nil {
+			return err
+		}
+		vs = vs[n:]
+	}
+	return nil
+}
+
+func (s *Store) putVectors(ctx context.Context, model string, vs []custody.RecordVector) error {
+	return s.Update(ctx, func(tx custody.Tx) error {
+		t := tx.(*txn)
+		for _, v := range vs {
+			err := t.exec(ctx, `INSERT INTO vectors (rid, model, dim, vec)
+ SELECT rid, ?, ?, ? FROM records WHERE id = ? AND tenant = ? AND NOT erased
+ ON CONFLICT (rid) DO UPDATE SET model = excluded.model, dim = excluded.dim, vec = excluded.vec`,
+				model, len(v.Vec), embed.Quantize(v.Vec), v.ID, v.Tenant)
+			if err != nil {
+				return fmt.Errorf("storing the vector of %s: %w", v.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Unembedded lists records with a body and without a vector of model.
+func (s *Store) Unembedded(ctx context.Context, model, after string, limit int) ([]custody.RecordText, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT r.tenant, r.id, r.key, r.body FROM records r
+ LEFT JOIN vectors v ON v.rid = r.rid AND v.model = ?
+ WHERE r.id > ? AND NOT r.erased AND r.body != '' AND v.rid IS NULL ORDER BY r.id LIMIT ?`, model, after, limit)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []custody.RecordText
+	for rows.Next() {
+		var r custody.RecordText
+		if err := rows.Scan(&r.Tenant, &r.ID, &r.Key, &r.Body); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// VectorOf is the model and dimension of a record's vector.
+func (s *Store) VectorOf(ctx context.Context, tenant, id string) (string, int, error) {
+	var model string
+	var dim int
+	err := s.r.QueryRowContext(ctx, `SELECT v.model, v.dim FROM vectors v JOIN records r ON r.rid = v.rid WHERE r.id = ? AND r.tenant = ?`, id, tenant).Scan(&model, &dim)
+	if err != nil {
+		return "", 0, notFound(err)
+	}
+	return model, dim, nil
+}
+
+// DropVectors deletes every vector.
+func (s *Store) DropVectors(ctx context.Context) error {
+	return s.Update(ctx, func(tx custody.Tx) error { return tx.(*txn).exec(ctx, `DELETE FROM vectors`) })
+}
+
+// VectorSearch scans the vectors of model of the records eligible for sc
+// (the eligibility filter is in the query, as in Search) and keeps the
+// q.Limit most similar; it then reads those records, eligible still, in
+// the same snapshot. The scan is exact: its cost grows with the subject's
+// eligible records (docs/search.md).
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+	if q.Limit <= 0 || len(terms) == 0 {
+		return nil, nil
+	}
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer tx.Rollback()
+	filter, args := vectorFilter(sc, q)
+	rows, err := tx.QueryContext(ctx, `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid
+ WHERE v.model = ? AND `+filter, append([]any{model}, args...)...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	scorer := embed.NewTermScorer[int64](terms)
+	for rows.Next() {
+		var rid int64
+		var b sql.RawBytes // scored before the next row: no copy
+		if err := rows.Scan(&rid, &b); err != nil {
+			rows.Close()
+			return nil, unavailable(err)
+		}
+		scorer.Add(rid, b) // a vector of another dimension is left out: reindex --embeddings
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	rids, scores := scorer.Top(q.Limit)
+	if len(rids) == 0 {
+		return nil, nil
+	}
+	sims := map[int64]float32{}
+	ids := make([]any, len(rids))
+	for i, rid := range rids {
+		sims[rid], ids[i] = scores[i], rid
+	}
+	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.rid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`) AND `+filter,
+		append(ids, args...)...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer recRows.Close()
+	var out []custody.Scored
+	for recRows.Next() {
+		r, rid, err := scanRecord(recRows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, custody.Scored{Record: r, Score: float64(sims[rid])})
+	}
+	if err := recRows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	sortScored(out)
+	return out, nil
+}
+
+// vectorFilter is the eligibility filter of sc and q's filters, for a
+// record aliased r.
+func vectorFilter(sc custody.Scope, q custody.SearchQuery) (string, []any) {
+	filter := eligible(len(sc.Groups))
+	args := eligibleArgs(sc)
+	if q.Namespace != "" {
+		filter += ` AND r.namespace = ?`
+		args = append(args, q.Namespace)
+	}
+	if q.NamespacePrefix != "" {
+		filter += ` AND ` + underPrefix
+		args = append(args, underArgs(q.NamespacePrefix)...)
+	}
+	if q.Class != "" {
+		filter += ` AND r.class = ?`
+		args = append(args, string(q.Class))
+	}
+	fq, fargs := filterSQL(q.Filters)
+	return filter + fq, append(args, fargs...)
+}
+
+// sortScored orders hits best first, ties newest first.
+func sortScored(hits []custody.Scored) {
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID > hits[j].ID
+	})
+}
