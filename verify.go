@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,13 +33,17 @@ type VerifyOptions struct {
 	RecordsOnly bool
 }
 
-// VerifyReport says what Verify checked.
+// VerifyReport says what Verify checked. Entries and Checkpoints are
+// summed over the tenants' logs; Logs has each log on its own.
 type VerifyReport struct {
 	Entries     uint64
 	Records     int
 	Principals  int
 	Checkpoints int
-	Root        []byte
+	Logs        []LogReport
+	// Legacy is the size of the log all tenants once shared, rebuilt from
+	// their logs (see LegacyLog); 0 when the store never had one.
+	Legacy uint64
 	// Uncovered names what the log does not cover, so verify could not
 	// check it (a principal logged before its token hash was): not a
 	// difference, but worth restating.
@@ -51,9 +56,17 @@ type VerifyReport struct {
 type Difference struct {
 	What    string
 	Derived bool
+	// Tenant is the tenant whose log differs, when the difference is in
+	// one tenant's log (its leaves, nodes or checkpoints).
+	Tenant string
 }
 
-func (d *Difference) Error() string { return "verify: " + d.What }
+func (d *Difference) Error() string {
+	if d.Tenant != "" {
+		return "verify: " + d.Tenant + "'s log: " + d.What
+	}
+	return "verify: " + d.What
+}
 
 func differ(format string, args ...any) error {
 	return &Difference{What: fmt.Sprintf(format, args...)}
@@ -75,7 +88,9 @@ type expected struct {
 // entry's signature against the principal keys the log itself announced,
 // checks the stored checkpoints and those given, replays the log into the
 // expected state of every record, and compares it with the store. It
-// returns a *Difference naming the first disagreement.
+// returns a *Difference naming the first disagreement, with the report of
+// what it checked: each tenant's log is checked on its own (Logs), and the
+// records and principals are compared once every log verified.
 //
 // It reads the whole store in one read transaction (Store.View), so the
 // log it replays and the records it compares are one state: a server may
@@ -87,10 +102,7 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 		rep, err = (&verifier{Service: s, store: verifyTx{tx}}).verify(ctx, opts)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return rep, err
 }
 
 // verifier is one run of Verify. Its store is the run's read transaction,
@@ -109,26 +121,96 @@ func (r verifyTx) View(_ context.Context, fn func(Tx) error) error { return fn(r
 
 func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{}
-	size, err := s.store.LogSize(ctx)
+	tenants, err := s.store.LogTenants(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rep.Entries = size
+	var total uint64
+	sizes := make([]uint64, len(tenants))
+	for i, t := range tenants {
+		if sizes[i], err = s.store.LogSize(ctx, t); err != nil {
+			return nil, err
+		}
+		total += sizes[i]
+	}
+	extra, err := s.sortCheckpoints(opts.Checkpoints, tenants)
+	if err != nil {
+		return nil, err
+	}
 	keys := map[string]ed25519.PublicKey{ServerActor: s.key.PublicKey()}
 	want := map[string]*expected{}
 	acc := newAccessLog()
+	mems := map[string]*tlog.MemNodes{}
+	failed := map[string]bool{}
+	var first error
+	var done uint64
+	for i, t := range tenants {
+		lr := LogReport{Tenant: t, Origin: s.LogOrigin(t), Entries: sizes[i]}
+		mem, root, err := s.verifyLog(ctx, t, sizes[i], keys, want, acc, func(n uint64) {
+			if opts.Progress != nil {
+				opts.Progress(done+n, total)
+			}
+		})
+		done += sizes[i]
+		if err == nil {
+			lr.Root = root
+			lr.Checkpoints, err = s.checkCheckpoints(ctx, t, mem, sizes[i], extra[t])
+		}
+		rep.Entries += sizes[i]
+		rep.Checkpoints += lr.Checkpoints
+		if err != nil {
+			var d *Difference
+			if !errors.As(err, &d) {
+				return nil, err
+			}
+			d.Tenant = t
+			lr.Problem = d.What
+			failed[t] = true
+			if first == nil {
+				first = d
+			}
+		}
+		mems[t] = mem
+		rep.Logs = append(rep.Logs, lr)
+	}
+	if err := s.checkLegacyLog(ctx, mems, extra[""], rep); err != nil {
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return rep, first
+	}
+	if err := s.compareState(ctx, keys, want, acc, rep); err != nil {
+		return rep, err
+	}
+	if !opts.RecordsOnly {
+		if err := s.compareDerived(ctx); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// verifyLog recomputes tenant's tree from its leaves, replaying each into
+// the expected state, and checks the stored nodes against it.
+func (s *verifier) verifyLog(ctx context.Context, tenant string, size uint64, keys map[string]ed25519.PublicKey, want map[string]*expected, acc *accessLog, progress func(uint64)) (*tlog.MemNodes, []byte, error) {
 	sigs := newSigChecker()
 	var replayErr error
 	var replayIdx uint64
 	leaves := func(yield func(uint64, []byte) bool) {
 		const page = 5000
 		for start := uint64(0); start < size; start += page {
-			ls, err := s.store.Leaves(ctx, start, min(start+page, size))
+			ls, err := s.store.Leaves(ctx, tenant, start, min(start+page, size))
 			if err != nil {
 				replayErr = err
 				return
 			}
 			for _, l := range ls {
+				if l.Tenant != tenant {
+					replayErr, replayIdx = differ("log entry %d is stored as %s's, in %s's log", l.Index, l.Tenant, tenant), l.Index
+					return
+				}
 				if replayErr = replay(l, keys, want, acc, sigs.check); replayErr != nil {
 					replayIdx = l.Index
 					return
@@ -137,41 +219,91 @@ func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 					return
 				}
 			}
-			if opts.Progress != nil {
-				opts.Progress(min(start+page, size), size)
-			}
+			progress(min(start+page, size))
 		}
 	}
 	mem, n, root, err := tlog.Rebuild(iter.Seq2[uint64, []byte](leaves), nil)
 	// The first difference in log order wins, whether a signature or the replay.
 	if sigIdx, sigErr := sigs.wait(); sigErr != nil && (replayErr == nil || sigIdx < replayIdx) {
-		return nil, sigErr
+		return mem, nil, sigErr
 	}
 	if replayErr != nil {
-		return nil, replayErr
+		return mem, nil, replayErr
 	}
 	if err != nil {
-		return nil, differ("log leaves: %v", err)
+		return mem, nil, differ("log leaves: %v", err)
 	}
 	if n != size {
-		return nil, differ("log has %d leaves but its indexes stop at %d (a leaf row was deleted)", size, n)
+		return mem, nil, differ("log has %d leaves but its indexes stop at %d (a leaf row was deleted)", size, n)
 	}
-	rep.Root = root
-	if err := s.compareNodes(ctx, mem, size); err != nil {
-		return nil, err
+	if err := s.compareNodes(ctx, tenant, mem, size); err != nil {
+		return mem, nil, err
 	}
-	if err := s.checkCheckpoints(ctx, mem, size, opts.Checkpoints, rep); err != nil {
-		return nil, err
-	}
-	if err := s.compareState(ctx, keys, want, acc, rep); err != nil {
-		return nil, err
-	}
-	if !opts.RecordsOnly {
-		if err := s.compareDerived(ctx); err != nil {
-			return nil, err
+	return mem, root, nil
+}
+
+// LogReport is what Verify found of one tenant's log.
+type LogReport struct {
+	Tenant      string `json:"tenant"`
+	Origin      string `json:"origin"`
+	Entries     uint64 `json:"entries"`
+	Root        []byte `json:"root,omitempty"` // recomputed from the leaves; nil when Problem is set
+	Checkpoints int    `json:"checkpoints"`
+	Problem     string `json:"problem,omitempty"` // the difference found in this log
+}
+
+// sortCheckpoints sorts the checkpoints kept outside the store (each a
+// file of one or more notes) by the tenant whose log they are of; "" for
+// those of the old shared log or of no log of this store.
+func (s *verifier) sortCheckpoints(files [][]byte, tenants []string) (map[string][][]byte, error) {
+	out := map[string][][]byte{}
+	for _, f := range files {
+		for _, n := range SplitNotes(f) {
+			t, _ := s.tenantOf(noteOrigin(n))
+			out[t] = append(out[t], n)
 		}
 	}
-	return rep, nil
+	for t := range out {
+		if t != "" && !slices.Contains(tenants, t) {
+			return nil, differ("a checkpoint kept outside the store is of %s's log, which the store does not hold (the store was rolled back or truncated)", t)
+		}
+	}
+	return out, nil
+}
+
+// checkLegacyLog rebuilds the old shared log from the tenants' recomputed
+// trees and checks its latest stored checkpoint and those given.
+func (s *verifier) checkLegacyLog(ctx context.Context, mems map[string]*tlog.MemNodes, extra [][]byte, rep *VerifyReport) error {
+	var notes [][]byte
+	if ll, ok := s.store.Tx.(LegacyLog); ok {
+		_, msg, err := ll.LegacyCheckpoint(ctx)
+		if err == nil {
+			notes = append(notes, msg)
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	mem, size, err := legacyTree(ctx, s.store.Tx, func(t string) tlog.NodeReader {
+		if m := mems[t]; m != nil {
+			return m
+		}
+		return tlog.NewMemNodes()
+	})
+	if err != nil {
+		var d *Difference
+		if errors.As(err, &d) {
+			return err
+		}
+		return differ("the old shared log: %v", err)
+	}
+	rep.Legacy = size
+	for _, msg := range append(notes, extra...) {
+		if _, err := s.checkLegacy(ctx, mem, size, msg); err != nil {
+			return differ("%v", err)
+		}
+		rep.Checkpoints++
+	}
+	return nil
 }
 
 // replay applies one leaf: its signature must verify under the key of its
@@ -273,13 +405,13 @@ func (c *sigChecker) wait() (uint64, error) {
 
 // compareNodes checks every stored perfect-subtree node against the
 // recomputed tree.
-func (s *verifier) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uint64) error {
+func (s *verifier) compareNodes(ctx context.Context, tenant string, mem *tlog.MemNodes, size uint64) error {
 	var ids []compact.NodeID
 	flush := func() error {
 		if len(ids) == 0 {
 			return nil
 		}
-		got, err := s.store.Nodes(ctx, ids)
+		got, err := s.store.Nodes(ctx, tenant, ids)
 		if err != nil {
 			return differ("tree nodes: %v", err)
 		}
@@ -308,36 +440,38 @@ func (s *verifier) compareNodes(ctx context.Context, mem *tlog.MemNodes, size ui
 	return flush()
 }
 
-func (s *verifier) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size uint64, extra [][]byte, rep *VerifyReport) error {
+// checkCheckpoints checks tenant's latest stored checkpoint and those
+// given against its recomputed tree, and returns how many it checked.
+func (s *verifier) checkCheckpoints(ctx context.Context, tenant string, mem *tlog.MemNodes, size uint64, extra [][]byte) (int, error) {
 	var notes [][]byte
-	if _, msg, err := s.store.LatestCheckpoint(ctx); err == nil {
+	if _, msg, err := s.store.LatestCheckpoint(ctx, tenant); err == nil {
 		notes = append(notes, msg)
 	} else if !errors.Is(err, ErrNotFound) {
-		return err
+		return 0, err
 	}
+	stored := len(notes)
 	notes = append(notes, extra...)
 	for i, msg := range notes {
 		what := "the latest stored checkpoint"
-		if i > 0 || len(notes) == len(extra) && len(extra) > 0 && i == 0 {
+		if i >= stored {
 			what = "a checkpoint kept outside the store"
 		}
-		cp, err := s.OpenCheckpoint(msg)
+		cp, err := s.OpenCheckpoint(tenant, msg)
 		if err != nil {
-			return differ("%s does not verify: %v", what, err)
+			return i, differ("%s does not verify: %v", what, err)
 		}
 		if cp.Size > size {
-			return differ("%s covers %d entries but the log has only %d (the store was rolled back or truncated)", what, cp.Size, size)
+			return i, differ("%s covers %d entries but the log has only %d (the store was rolled back or truncated)", what, cp.Size, size)
 		}
 		root, err := tlog.RootHash(ctx, mem, cp.Size)
 		if err != nil {
-			return err
+			return i, err
 		}
 		if !bytes.Equal(root, cp.Root) {
-			return differ("%s (size %d) has a root that the log's leaves do not produce (history was rewritten)", what, cp.Size)
+			return i, differ("%s (size %d) has a root that the log's leaves do not produce (history was rewritten)", what, cp.Size)
 		}
-		rep.Checkpoints++
 	}
-	return nil
+	return len(notes), nil
 }
 
 func (s *verifier) compareState(ctx context.Context, keys map[string]ed25519.PublicKey, want map[string]*expected, acc *accessLog, rep *VerifyReport) error {

@@ -382,11 +382,11 @@ func testDecisionTampering(t *testing.T, b Backend) {
 			e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
 		}, []string{"$kept", "admission inputs"}},
 		{"checkpoint forged", func(e *tamperEnv, _, _ string) {
-			if _, err := e.svc.Checkpoint(e.ctx); err != nil {
+			if _, err := e.svc.Checkpoint(e.ctx, "acme"); err != nil {
 				e.t.Fatal(err)
 			}
 			e.verify()
-			e.exec(`INSERT INTO checkpoints (size, note) VALUES (1000000, %s)`, b.blob([]byte("custody.local/log\n1000000\nAAAA\n\n")))
+			e.exec(`INSERT INTO checkpoints (tenant, size, note) VALUES ('acme', 1000000, %s)`, b.blob([]byte(e.svc.LogOrigin("acme")+"\n1000000\nAAAA\n\n")))
 		}, []string{"latest stored checkpoint"}},
 		{"policy version", func(e *tamperEnv, kept, _ string) {
 			e.exec(`UPDATE records SET policy_version = 'trusted' WHERE id = '%s'`, kept)
