@@ -15,7 +15,7 @@ import (
 // what was rolled back.
 type known struct {
 	version  int64
-	tips     map[string]*logTip // by tenant
+	tips     map[string]*logTip    // by tenant
 	policies map[string]policyText // by tenant
 }
 
