@@ -108,6 +108,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"EraseSubject", testEraseSubject},
 		{"Namespaces", testNamespaces},
 		{"NamespacePrefix", testNamespacePrefix},
+		{"TenantLogs", testTenantLogs},
+		{"LogName", testLogName},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

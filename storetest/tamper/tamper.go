@@ -66,6 +66,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Reevaluation", func(t *testing.T) { testReevaluationTampering(t, b) })
 	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, b) })
 	t.Run("Pause", func(t *testing.T) { testPauseHTTP(t, b) })
+	t.Run("TenantLogs", func(t *testing.T) { testTenantLogTampering(t, b) })
 }
 
 // tamperEnv is a store, a service over it and an HTTP server in front.
