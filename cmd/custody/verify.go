@@ -60,6 +60,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if errors.As(err, &d) && d.Derived {
 		return fmt.Errorf("the store and its log disagree: %s\n(the records match their log, but what the store derives from them for speed was changed outside custody: run custody reindex, with the same store flags, to rebuild it from the records)", d.What)
 	}
+	if errors.As(err, &d) && d.Tenant != "" {
+		return fmt.Errorf("the store and its log disagree: in %s's log, %s\n%s", d.Tenant, d.What, restoreAdvice)
+	}
 	if errors.As(err, &d) {
 		return fmt.Errorf("the store and its log disagree: %s\n%s", d.What, restoreAdvice)
 	}
