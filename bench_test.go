@@ -507,12 +507,12 @@ func BenchmarkVerify(b *testing.B) {
 // (about CUSTODY_BENCH_RECORDS entries) against the whole tree.
 func BenchmarkInclusionProof(b *testing.B) {
 	e, _ := seeded(b, benchRecords(b))
-	size, err := e.store.LogSize(e.ctx)
+	size, err := e.store.LogSize(e.ctx, "acme")
 	if err != nil {
 		b.Fatal(err)
 	}
 	timed(b, func(i int) error {
-		if _, err := e.svc.InclusionProof(e.ctx, uint64(i*7919)%size, size); err != nil {
+		if _, err := e.svc.InclusionProof(e.ctx, "acme", uint64(i*7919)%size, size); err != nil {
 			b.Fatal(err)
 		}
 		return nil
@@ -523,12 +523,12 @@ func BenchmarkInclusionProof(b *testing.B) {
 // of the whole one.
 func BenchmarkConsistencyProof(b *testing.B) {
 	e, _ := seeded(b, benchRecords(b))
-	size, err := e.store.LogSize(e.ctx)
+	size, err := e.store.LogSize(e.ctx, "acme")
 	if err != nil {
 		b.Fatal(err)
 	}
 	timed(b, func(i int) error {
-		if _, err := e.svc.ConsistencyProof(e.ctx, 1+uint64(i*7919)%(size-1), size); err != nil {
+		if _, err := e.svc.ConsistencyProof(e.ctx, "acme", 1+uint64(i*7919)%(size-1), size); err != nil {
 			b.Fatal(err)
 		}
 		return nil

@@ -12,71 +12,122 @@ import (
 	"golang.org/x/mod/sumdb/note"
 )
 
-// verifier returns the note signer and verifier of the server key.
-func (s *Service) noteKeys() (note.Signer, note.Verifier, error) {
-	return tlog.NewNoteSigner(s.opts.LogOrigin, s.key.SigningKey())
+// noteKeys returns the note signer and verifier of tenant's log: the
+// server key under the name of the log's origin.
+func (s *Service) noteKeys(tenant string) (note.Signer, note.Verifier, error) {
+	return tlog.NewNoteSigner(s.LogOrigin(tenant), s.key.SigningKey())
 }
 
-// VerifierKey is the text form of the key that verifies checkpoints
-// (note.NewVerifier accepts it).
-func (s *Service) VerifierKey() (string, error) {
-	return note.NewEd25519VerifierKey(s.opts.LogOrigin, s.key.PublicKey())
+// VerifierKey is the text form of the key that verifies the checkpoints
+// of tenant's log (note.NewVerifier accepts it): the server key under the
+// log's origin.
+func (s *Service) VerifierKey(tenant string) (string, error) {
+	if err := ValidName("tenant", tenant); err != nil {
+		return "", err
+	}
+	return note.NewEd25519VerifierKey(s.LogOrigin(tenant), s.key.PublicKey())
 }
 
-// Checkpoint signs the current tree as a C2SP checkpoint, writes it to
-// Options.CheckpointFile (a copy outside the database, so that a
-// rolled-back database is caught by verify and by CheckPublished), stores
-// it, and returns the signed note. If the tree has not grown since the
-// last checkpoint, that one is returned (and written to the file, if the
-// file holds another). It never replaces a checkpoint file that the log
-// does not extend: that is an error wrapping ErrRolledBack (see
-// AcceptRollback).
-func (s *Service) Checkpoint(ctx context.Context) ([]byte, error) {
-	return s.checkpoint(ctx, false)
+// Checkpoint signs the current tree of tenant's log as a C2SP checkpoint,
+// writes it to Options.CheckpointFile (a copy outside the database, so
+// that a rolled-back database is caught by verify and by CheckPublished),
+// stores it, and returns the signed note. If the tree has not grown since
+// the last checkpoint, that one is returned (and written to the file, if
+// the file holds another). It never replaces a checkpoint in the file
+// that the log does not extend: that is an error wrapping ErrRolledBack
+// (see AcceptRollback). The checkpoint of an empty log is signed but
+// neither stored nor published.
+func (s *Service) Checkpoint(ctx context.Context, tenant string) ([]byte, error) {
+	if err := ValidName("tenant", tenant); err != nil {
+		return nil, err
+	}
+	return s.checkpoint(ctx, tenant, false)
 }
 
-func (s *Service) checkpoint(ctx context.Context, accept bool) ([]byte, error) {
-	size, err := s.store.LogSize(ctx)
+// CheckpointAll signs a checkpoint of every tenant's log that grew since
+// its last one (Checkpoint), and returns how many it signed.
+func (s *Service) CheckpointAll(ctx context.Context) (int, error) {
+	return s.checkpointAll(ctx, false, 1)
+}
+
+// CheckpointGrown is CheckpointAll for the logs that grew by at least n
+// entries since their last checkpoint.
+func (s *Service) CheckpointGrown(ctx context.Context, n uint64) (int, error) {
+	return s.checkpointAll(ctx, false, max(n, 1))
+}
+
+func (s *Service) checkpointAll(ctx context.Context, accept bool, growth uint64) (int, error) {
+	tenants, err := s.store.LogTenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range tenants {
+		size, err := s.store.LogSize(ctx, t)
+		if err != nil {
+			return n, err
+		}
+		last, _, err := s.store.LatestCheckpoint(ctx, t)
+		if err == nil && size < last+growth && !accept {
+			continue
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return n, err
+		}
+		if _, err := s.checkpoint(ctx, t, accept); err != nil {
+			return n, fmt.Errorf("checkpoint of %s's log: %w", t, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (s *Service) checkpoint(ctx context.Context, tenant string, accept bool) ([]byte, error) {
+	log := LogOf(s.store, tenant)
+	size, err := log.Size(ctx)
 	if err != nil {
 		return nil, err
 	}
-	last, msg, err := s.store.LatestCheckpoint(ctx)
+	last, msg, err := log.LatestCheckpoint(ctx)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
 	if err == nil && last == size {
-		return msg, s.publish(ctx, msg, accept)
+		return msg, s.publish(ctx, tenant, msg, accept)
 	}
-	root, err := tlog.RootHash(ctx, s.store, size)
+	root, err := tlog.RootHash(ctx, log, size)
 	if err != nil {
 		return nil, err
 	}
-	signer, _, err := s.noteKeys()
+	signer, _, err := s.noteKeys(tenant)
 	if err != nil {
 		return nil, err
 	}
-	msg, err = tlog.SignCheckpoint(tlog.Checkpoint{Origin: s.opts.LogOrigin, Size: size, Root: root}, signer)
+	msg, err = tlog.SignCheckpoint(tlog.Checkpoint{Origin: s.LogOrigin(tenant), Size: size, Root: root}, signer)
 	if err != nil {
 		return nil, err
+	}
+	if size == 0 {
+		return msg, nil
 	}
 	// The copy outside the database first: a store that holds a checkpoint
 	// whose file is missing is one whose file was removed (CheckPublished).
-	if err := s.publish(ctx, msg, accept); err != nil {
+	if err := s.publish(ctx, tenant, msg, accept); err != nil {
 		return nil, err
 	}
-	if err := s.store.SaveCheckpoint(ctx, size, msg); err != nil {
+	if err := s.store.SaveCheckpoint(ctx, tenant, size, msg); err != nil {
 		return nil, err
 	}
 	return msg, nil
 }
 
-// OpenCheckpoint verifies a signed checkpoint of this server's log.
-func (s *Service) OpenCheckpoint(msg []byte) (tlog.Checkpoint, error) {
-	_, v, err := s.noteKeys()
+// OpenCheckpoint verifies a signed checkpoint of tenant's log.
+func (s *Service) OpenCheckpoint(tenant string, msg []byte) (tlog.Checkpoint, error) {
+	_, v, err := s.noteKeys(tenant)
 	if err != nil {
 		return tlog.Checkpoint{}, err
 	}
-	return tlog.OpenCheckpoint(msg, s.opts.LogOrigin, v)
+	return tlog.OpenCheckpoint(msg, s.LogOrigin(tenant), v)
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -99,9 +150,10 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// logRange checks a proof request against the current tree.
-func (s *Service) logRange(ctx context.Context, a, b uint64, what string) error {
-	size, err := s.store.LogSize(ctx)
+// logRange checks a proof request against the current tree of tenant's
+// log.
+func (s *Service) logRange(ctx context.Context, tenant string, a, b uint64, what string) error {
+	size, err := s.store.LogSize(ctx, tenant)
 	if err != nil {
 		return err
 	}
@@ -111,26 +163,27 @@ func (s *Service) logRange(ctx context.Context, a, b uint64, what string) error 
 	return nil
 }
 
-// InclusionProof proves that leaf index is in the tree of the given size.
-func (s *Service) InclusionProof(ctx context.Context, index, size uint64) ([][]byte, error) {
-	if err := s.logRange(ctx, index, size, "inclusion"); err != nil {
+// InclusionProof proves that leaf index of tenant's log is in its tree of
+// the given size.
+func (s *Service) InclusionProof(ctx context.Context, tenant string, index, size uint64) ([][]byte, error) {
+	if err := s.logRange(ctx, tenant, index, size, "inclusion"); err != nil {
 		return nil, err
 	}
-	return tlog.InclusionProof(ctx, s.store, index, size)
+	return tlog.InclusionProof(ctx, LogOf(s.store, tenant), index, size)
 }
 
-// ConsistencyProof proves that the tree of size from is a prefix of the tree
-// of size to.
-func (s *Service) ConsistencyProof(ctx context.Context, from, to uint64) ([][]byte, error) {
-	if err := s.logRange(ctx, from, to, "consistency"); err != nil {
+// ConsistencyProof proves that the tree of size from of tenant's log is a
+// prefix of its tree of size to.
+func (s *Service) ConsistencyProof(ctx context.Context, tenant string, from, to uint64) ([][]byte, error) {
+	if err := s.logRange(ctx, tenant, from, to, "consistency"); err != nil {
 		return nil, err
 	}
-	return tlog.ConsistencyProof(ctx, s.store, from, to)
+	return tlog.ConsistencyProof(ctx, LogOf(s.store, tenant), from, to)
 }
 
-// LogEntryView is one log entry as a caller sees it: the entries it may
-// read (see entryReader) in full; every other entry, of its tenant or
-// another, only as the hash of the leaf (proof material).
+// LogEntryView is one entry of the caller's tenant's log as the caller
+// sees it: the entries it may read (see entryReader) in full; every other
+// entry only as the hash of the leaf (proof material).
 type LogEntryView struct {
 	Index    uint64      `json:"index"`
 	Leaf     string      `json:"leaf,omitempty"` // base64 of the exact leaf bytes
@@ -141,8 +194,8 @@ type LogEntryView struct {
 // MaxLogEntries bounds one entries page.
 const MaxLogEntries = 1000
 
-// LogEntries returns the entries in [start, end) as the caller may see
-// them.
+// LogEntries returns the entries in [start, end) of the caller's tenant's
+// log as the caller may see them.
 func (s *Service) LogEntries(ctx context.Context, c *Caller, start, end uint64) ([]LogEntryView, error) {
 	if end <= start {
 		return nil, invalid("end", "end must be greater than start")
@@ -150,7 +203,7 @@ func (s *Service) LogEntries(ctx context.Context, c *Caller, start, end uint64) 
 	if end-start > MaxLogEntries {
 		end = start + MaxLogEntries
 	}
-	leaves, err := s.store.Leaves(ctx, start, end)
+	leaves, err := s.store.Leaves(ctx, c.Tenant(), start, end)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestCrashChild(t *testing.T) {
 		}
 		fmt.Fprintf(out, "ack %s\n", d.ID)
 		if i%7 == 0 {
-			cp, err := svc.Checkpoint(ctx)
+			cp, err := svc.Checkpoint(ctx, "acme")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -167,7 +167,7 @@ func (s *Service) checkPrincipal(ctx context.Context, p *Principal) error {
 // is a principal entry of p signed by the server.
 func (s *Service) readPrincipalEntry(ctx context.Context, p *Principal) (map[string]string, error) {
 	idx := uint64(p.LogIndex)
-	ls, err := s.store.Leaves(ctx, idx, idx+1)
+	ls, err := s.store.Leaves(ctx, p.Tenant, idx, idx+1)
 	if err != nil {
 		return nil, err
 	}

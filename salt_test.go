@@ -105,7 +105,7 @@ func stored(t *testing.T, st custody.Store, id string) *custody.Record {
 
 func bodyHashAt(t *testing.T, st custody.Store, index uint64) []byte {
 	t.Helper()
-	ls, err := st.Leaves(t.Context(), index, index+1)
+	ls, err := st.Leaves(t.Context(), "acme", index, index+1)
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("leaf %d: %v", index, err)
 	}

@@ -50,7 +50,9 @@ type Options struct {
 	MaxBodyBytes int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// LogOrigin names the log in checkpoints. Default DefaultLogOrigin.
+	// LogOrigin is the installation's log name: tenant T's log has the
+	// origin LogOrigin + "/" + T in its checkpoints (see ResolveLogName,
+	// which keeps it in the store). Default DefaultLogOrigin.
 	LogOrigin string
 	// DisableLineage turns off non-amplification and the session floor: a
 	// derived or in-session write keeps its channel's authority. It exists
@@ -82,7 +84,9 @@ func (o *Options) maxBody() int {
 	return DefaultMaxBodyBytes
 }
 
-// DefaultLogOrigin is the checkpoint origin line unless Options say otherwise.
+// DefaultLogOrigin is the log name unless Options say otherwise; a new
+// store is refused it (ResolveLogName), as every installation would share
+// it.
 const DefaultLogOrigin = "custody.local/log"
 
 // Service is the governed memory: every transport calls it.
@@ -99,6 +103,7 @@ type Service struct {
 	entropy  *ulid.MonotonicEntropy
 	registry *registry // nil without Options.RegistryFile
 	hooksMu  sync.RWMutex
+	pubMu    sync.Mutex // the checkpoint file's read, change and write
 	hooks    []func(Event)
 
 	// principalLog holds the principal entries checkPrincipal has read and

@@ -58,11 +58,11 @@ func (s *Service) Export(ctx context.Context, tenant string, w io.Writer) (*Snap
 	if err := ValidName("tenant", tenant); err != nil {
 		return nil, err
 	}
-	cp, err := s.Checkpoint(ctx)
+	cp, err := s.Checkpoint(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Version: SnapshotVersion, Tenant: tenant, Origin: s.opts.LogOrigin, TakenAt: s.now(), Checkpoint: string(cp),
+	snap := &Snapshot{Version: SnapshotVersion, Tenant: tenant, Origin: s.LogOrigin(tenant), TakenAt: s.now(), Checkpoint: string(cp),
 		Principals: []SnapshotPrincipal{}, Records: []*Record{}, Registry: []RegistryEntry{}}
 	err = s.store.View(ctx, func(tx Tx) error {
 		ps, err := tx.Principals(ctx, tenant)
@@ -144,11 +144,8 @@ func (s *Service) OpenSnapshot(data []byte) (*Snapshot, error) {
 	if snap.Version != SnapshotVersion {
 		return nil, badSnapshot("format version %d; this server reads %d", snap.Version, SnapshotVersion)
 	}
-	if snap.Origin != s.opts.LogOrigin {
-		return nil, badSnapshot("it belongs to log %q, not %q", snap.Origin, s.opts.LogOrigin)
-	}
-	if _, err := s.OpenCheckpoint([]byte(snap.Checkpoint)); err != nil {
-		return nil, badSnapshot("its checkpoint does not verify: %v", err)
+	if err := s.snapshotOrigin(&snap); err != nil {
+		return nil, err
 	}
 	return &snap, nil
 }
@@ -293,4 +290,22 @@ func (snap *Snapshot) addSalt(r *Record) {
 		snap.Salts = map[string][]byte{}
 	}
 	snap.Salts[r.ID] = r.Salt
+}
+
+// snapshotOrigin checks the snapshot's checkpoint: it must verify under
+// the server key with the origin the snapshot names. That origin is the
+// tenant's log of the store it was taken of, which need not be this one:
+// a snapshot is restored into a new store (whose log name is another) as
+// readily as into its own, and one taken before one log per tenant names
+// the log all tenants then shared. The snapshot's own signature, by the
+// server key, is what ties it to this installation.
+func (s *Service) snapshotOrigin(snap *Snapshot) error {
+	_, v, err := tlog.NewNoteSigner(snap.Origin, s.key.SigningKey())
+	if err != nil {
+		return badSnapshot("it names the log %q, which is no log origin: %v", snap.Origin, err)
+	}
+	if _, err := tlog.OpenCheckpoint([]byte(snap.Checkpoint), snap.Origin, v); err != nil {
+		return badSnapshot("its checkpoint does not verify: %v", err)
+	}
+	return nil
 }

@@ -33,31 +33,47 @@ type Store interface {
 	Namespaces(ctx context.Context, s Scope, prefix, after string, limit int) ([]string, error)
 
 	LogStore
+	MetaStore
 	Close() error
 }
 
-// LogStore reads the Merkle log and keeps its checkpoints. Its reads on
-// the Store each see the latest commit; the same reads on a Tx see that
+// LogStore reads the Merkle logs and keeps their checkpoints. Its reads
+// on the Store each see the latest commit; the same reads on a Tx see that
 // transaction's snapshot.
 type LogStore interface {
 	LogReader
-	SaveCheckpoint(ctx context.Context, size uint64, note []byte) error
+	SaveCheckpoint(ctx context.Context, tenant string, size uint64, note []byte) error
 }
 
-// LogReader reads the Merkle log: its size, leaves, tree nodes and the
-// latest stored checkpoint.
+// LogReader reads the Merkle logs, one RFC 6962 tree per tenant: each
+// tenant's size, leaves, tree nodes and latest stored checkpoint. Indexes
+// count from 0 in each tenant's log on its own. LogOf binds it to one
+// tenant.
 type LogReader interface {
-	LogSize(ctx context.Context) (uint64, error)
-	Leaves(ctx context.Context, start, end uint64) ([]Leaf, error)
-	Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error)
-	LatestCheckpoint(ctx context.Context) (size uint64, note []byte, err error)
+	// LogTenants lists, in order, the tenants that have a log: entries
+	// or a stored checkpoint.
+	LogTenants(ctx context.Context) ([]string, error)
+	LogSize(ctx context.Context, tenant string) (uint64, error)
+	Leaves(ctx context.Context, tenant string, start, end uint64) ([]Leaf, error)
+	Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error)
+	LatestCheckpoint(ctx context.Context, tenant string) (size uint64, note []byte, err error)
 }
 
-// Leaf is one stored log leaf.
+// Leaf is one stored log leaf: its index in its tenant's log.
 type Leaf struct {
 	Index  uint64
 	Tenant string
 	Data   []byte
+}
+
+// MetaStore keeps the store's own settings, such as its log name
+// (MetaLogName), with the data they describe.
+type MetaStore interface {
+	// Meta returns the value of name; "" when unset.
+	Meta(ctx context.Context, name string) (string, error)
+	// SetMeta sets name to value unless it is set already, and returns
+	// the value it holds then (value, or the one set before).
+	SetMeta(ctx context.Context, name, value string) (string, error)
 }
 
 // Tx is one transaction. Methods that name a tenant never see another
@@ -143,7 +159,8 @@ type Tx interface {
 	// Tombstones calls fn for every registered id of every tenant.
 	Tombstones(ctx context.Context, fn func(tenant, id string, state State) error) error
 
-	// AppendLeaf adds a leaf to the Merkle log and returns its index.
+	// AppendLeaf adds a leaf to the tenant's Merkle log and returns its
+	// index there.
 	AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error)
 	// LogReader reads the log as this transaction sees it.
 	LogReader
@@ -228,6 +245,23 @@ type EdgeChecker interface {
 // not its own, and what is wrong.
 type IndexChecker interface {
 	MisindexedRecord(ctx context.Context) (id, what string, err error)
+}
+
+// LegacyLog is implemented by a Tx of a store migrated from the single
+// log all tenants once shared (SQLite schema 12 and before, PostgreSQL
+// migration 6 and before). The migration re-sequenced that log: each
+// tenant's leaves, in their old order and with the same bytes, became
+// that tenant's log, and the old log's order (which tenant each of its
+// leaves belonged to) was kept, so that the old log is rebuilt from the
+// tenants' leaves and still verifies against the checkpoints signed
+// before (Verify, CheckPublished).
+type LegacyLog interface {
+	// LegacyTenants calls fn with the tenant of each leaf of the old log,
+	// in order; none on a store that never had one.
+	LegacyTenants(ctx context.Context, fn func(index uint64, tenant string) error) error
+	// LegacyCheckpoint returns the latest checkpoint of the old log;
+	// ErrNotFound if none.
+	LegacyCheckpoint(ctx context.Context) (size uint64, note []byte, err error)
 }
 
 // Reindexer is implemented by a store that can rebuild every structure it

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"runtime"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/custody-mem/custody/tlog"
-	"github.com/transparency-dev/merkle/compact"
 )
 
 // VerifyOptions configure Verify.
@@ -32,13 +30,17 @@ type VerifyOptions struct {
 	RecordsOnly bool
 }
 
-// VerifyReport says what Verify checked.
+// VerifyReport says what Verify checked. Entries and Checkpoints are
+// summed over the tenants' logs; Logs has each log on its own.
 type VerifyReport struct {
 	Entries     uint64
 	Records     int
 	Principals  int
 	Checkpoints int
-	Root        []byte
+	Logs        []LogReport
+	// Legacy is the size of the log all tenants once shared, rebuilt from
+	// their logs (see LegacyLog); 0 when the store never had one.
+	Legacy uint64
 	// Uncovered names what the log does not cover, so verify could not
 	// check it (a principal logged before its token hash was): not a
 	// difference, but worth restating.
@@ -51,9 +53,17 @@ type VerifyReport struct {
 type Difference struct {
 	What    string
 	Derived bool
+	// Tenant is the tenant whose log differs, when the difference is in
+	// one tenant's log (its leaves, nodes or checkpoints).
+	Tenant string
 }
 
-func (d *Difference) Error() string { return "verify: " + d.What }
+func (d *Difference) Error() string {
+	if d.Tenant != "" {
+		return "verify: " + d.Tenant + "'s log: " + d.What
+	}
+	return "verify: " + d.What
+}
 
 func differ(format string, args ...any) error {
 	return &Difference{What: fmt.Sprintf(format, args...)}
@@ -75,7 +85,9 @@ type expected struct {
 // entry's signature against the principal keys the log itself announced,
 // checks the stored checkpoints and those given, replays the log into the
 // expected state of every record, and compares it with the store. It
-// returns a *Difference naming the first disagreement.
+// returns a *Difference naming the first disagreement, with the report of
+// what it checked: each tenant's log is checked on its own (Logs), and the
+// records and principals are compared once every log verified.
 //
 // It reads the whole store in one read transaction (Store.View), so the
 // log it replays and the records it compares are one state: a server may
@@ -87,10 +99,7 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 		rep, err = (&verifier{Service: s, store: verifyTx{tx}}).verify(ctx, opts)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return rep, err
 }
 
 // verifier is one run of Verify. Its store is the run's read transaction,
@@ -109,66 +118,72 @@ func (r verifyTx) View(_ context.Context, fn func(Tx) error) error { return fn(r
 
 func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{}
-	size, err := s.store.LogSize(ctx)
+	tenants, err := s.store.LogTenants(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rep.Entries = size
+	var total uint64
+	sizes := make([]uint64, len(tenants))
+	for i, t := range tenants {
+		if sizes[i], err = s.store.LogSize(ctx, t); err != nil {
+			return nil, err
+		}
+		total += sizes[i]
+	}
+	extra, err := s.sortCheckpoints(opts.Checkpoints, tenants)
+	if err != nil {
+		return nil, err
+	}
 	keys := map[string]ed25519.PublicKey{ServerActor: s.key.PublicKey()}
 	want := map[string]*expected{}
 	acc := newAccessLog()
-	sigs := newSigChecker()
-	var replayErr error
-	var replayIdx uint64
-	leaves := func(yield func(uint64, []byte) bool) {
-		const page = 5000
-		for start := uint64(0); start < size; start += page {
-			ls, err := s.store.Leaves(ctx, start, min(start+page, size))
-			if err != nil {
-				replayErr = err
-				return
-			}
-			for _, l := range ls {
-				if replayErr = replay(l, keys, want, acc, sigs.check); replayErr != nil {
-					replayIdx = l.Index
-					return
-				}
-				if !yield(l.Index, l.Data) {
-					return
-				}
-			}
+	mems := map[string]*tlog.MemNodes{}
+	failed := map[string]bool{}
+	var first error
+	var done uint64
+	for i, t := range tenants {
+		lr := LogReport{Tenant: t, Origin: s.LogOrigin(t), Entries: sizes[i]}
+		mem, root, err := s.verifyLog(ctx, t, sizes[i], keys, want, acc, func(n uint64) {
 			if opts.Progress != nil {
-				opts.Progress(min(start+page, size), size)
+				opts.Progress(done+n, total)
+			}
+		})
+		done += sizes[i]
+		if err == nil {
+			lr.Root = root
+			lr.Checkpoints, err = s.checkCheckpoints(ctx, t, mem, sizes[i], extra[t])
+		}
+		rep.Entries += sizes[i]
+		rep.Checkpoints += lr.Checkpoints
+		if err != nil {
+			var d *Difference
+			if !errors.As(err, &d) {
+				return nil, err
+			}
+			d.Tenant = t
+			lr.Problem = d.What
+			failed[t] = true
+			if first == nil {
+				first = d
 			}
 		}
+		mems[t] = mem
+		rep.Logs = append(rep.Logs, lr)
 	}
-	mem, n, root, err := tlog.Rebuild(iter.Seq2[uint64, []byte](leaves), nil)
-	// The first difference in log order wins, whether a signature or the replay.
-	if sigIdx, sigErr := sigs.wait(); sigErr != nil && (replayErr == nil || sigIdx < replayIdx) {
-		return nil, sigErr
+	if err := s.checkLegacyLog(ctx, mems, extra[""], rep); err != nil {
+		if first == nil {
+			first = err
+		}
 	}
-	if replayErr != nil {
-		return nil, replayErr
-	}
-	if err != nil {
-		return nil, differ("log leaves: %v", err)
-	}
-	if n != size {
-		return nil, differ("log has %d leaves but its indexes stop at %d (a leaf row was deleted)", size, n)
-	}
-	rep.Root = root
-	if err := s.compareNodes(ctx, mem, size); err != nil {
-		return nil, err
-	}
-	if err := s.checkCheckpoints(ctx, mem, size, opts.Checkpoints, rep); err != nil {
-		return nil, err
+	if first != nil {
+		return rep, first
 	}
 	if err := s.compareState(ctx, keys, want, acc, rep); err != nil {
-		return nil, err
+		return rep, err
 	}
 	if !opts.RecordsOnly {
 		if err := s.compareDerived(ctx); err != nil {
-			return nil, err
+			return rep, err
 		}
 	}
 	return rep, nil
@@ -269,75 +284,6 @@ func (c *sigChecker) wait() (uint64, error) {
 	close(c.jobs)
 	c.wg.Wait()
 	return c.idx, c.err
-}
-
-// compareNodes checks every stored perfect-subtree node against the
-// recomputed tree.
-func (s *verifier) compareNodes(ctx context.Context, mem *tlog.MemNodes, size uint64) error {
-	var ids []compact.NodeID
-	flush := func() error {
-		if len(ids) == 0 {
-			return nil
-		}
-		got, err := s.store.Nodes(ctx, ids)
-		if err != nil {
-			return differ("tree nodes: %v", err)
-		}
-		wantHashes, err := mem.Nodes(ctx, ids)
-		if err != nil {
-			return err
-		}
-		for i := range ids {
-			if !bytes.Equal(got[i], wantHashes[i]) {
-				return differ("tree node level %d index %d differs from the one recomputed from the leaves", ids[i].Level, ids[i].Index)
-			}
-		}
-		ids = ids[:0]
-		return nil
-	}
-	for level := uint(0); size>>level > 0; level++ {
-		for i := uint64(0); i < size>>level; i++ {
-			ids = append(ids, compact.NewNodeID(level, i))
-			if len(ids) == 500 {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return flush()
-}
-
-func (s *verifier) checkCheckpoints(ctx context.Context, mem *tlog.MemNodes, size uint64, extra [][]byte, rep *VerifyReport) error {
-	var notes [][]byte
-	if _, msg, err := s.store.LatestCheckpoint(ctx); err == nil {
-		notes = append(notes, msg)
-	} else if !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	notes = append(notes, extra...)
-	for i, msg := range notes {
-		what := "the latest stored checkpoint"
-		if i > 0 || len(notes) == len(extra) && len(extra) > 0 && i == 0 {
-			what = "a checkpoint kept outside the store"
-		}
-		cp, err := s.OpenCheckpoint(msg)
-		if err != nil {
-			return differ("%s does not verify: %v", what, err)
-		}
-		if cp.Size > size {
-			return differ("%s covers %d entries but the log has only %d (the store was rolled back or truncated)", what, cp.Size, size)
-		}
-		root, err := tlog.RootHash(ctx, mem, cp.Size)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(root, cp.Root) {
-			return differ("%s (size %d) has a root that the log's leaves do not produce (history was rewritten)", what, cp.Size)
-		}
-		rep.Checkpoints++
-	}
-	return nil
 }
 
 func (s *verifier) compareState(ctx context.Context, keys map[string]ed25519.PublicKey, want map[string]*expected, acc *accessLog, rep *VerifyReport) error {

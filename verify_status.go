@@ -19,6 +19,34 @@ type VerifyStatus struct {
 	Entries uint64    `json:"entries"`
 	Root    []byte    `json:"root,omitempty"`
 	Problem string    `json:"problem,omitempty"` // the difference verify reported, or why it could not run
+	// Logs is what verify found of each tenant's log (Entries and Root
+	// are then of one log, in the status Of gives).
+	Logs []LogReport `json:"logs,omitempty"`
+}
+
+// Of is the status as one tenant may see it: the outcome, and of the logs
+// only its own (Entries and Root are its log's; another tenant's problem
+// is not named). nil stays nil.
+func (st *VerifyStatus) Of(tenant string) *VerifyStatus {
+	if st == nil {
+		return nil
+	}
+	out := VerifyStatus{At: st.At, OK: st.OK}
+	for _, l := range st.Logs {
+		if l.Tenant == tenant {
+			out.Entries, out.Root, out.Logs = l.Entries, l.Root, []LogReport{l}
+			out.Problem = l.Problem
+		}
+	}
+	if !st.OK && out.Problem == "" {
+		out.Problem = st.Problem // in the records or principals, as before one log per tenant
+		for _, l := range st.Logs {
+			if l.Problem != "" { // another tenant's log: not this tenant's to read
+				out.Problem = "the store did not verify (its operator sees the difference with custody verify)"
+			}
+		}
+	}
+	return &out
 }
 
 // WriteVerifyStatus replaces the file at path with st, atomically.

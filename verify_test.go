@@ -26,7 +26,7 @@ func workload(t *testing.T, e *env) (ids []string) {
 	if _, err := e.svc.Quarantine(e.ctx, l.rev, ep.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Checkpoint(e.ctx); err != nil {
+	if _, err := e.svc.Checkpoint(e.ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	return []string{a.ID, q.ID, ep.ID, s.ID}
@@ -107,7 +107,7 @@ func TestVerifyDetectsRollback(t *testing.T) {
 	}
 	alice := e.act(e.principal("acme", "zed", []string{"user"}, nil, nil), "")
 	e.remember(alice, custody.Candidate{Namespace: "n", Class: "fact", Body: "later", Channel: "user"})
-	cp, err := e.svc.Checkpoint(e.ctx)
+	cp, err := e.svc.Checkpoint(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func TestClientRoundTrip(t *testing.T) {
 		t.Fatalf("SetPolicy as a user: %v, want forbidden", err)
 	}
 	note, err := alice.Checkpoint(ctx)
-	if err != nil || !strings.HasPrefix(string(note), custody.DefaultLogOrigin+"\n") {
+	if err != nil || !strings.HasPrefix(string(note), custody.DefaultLogOrigin+"/acme\n") {
 		t.Fatalf("Checkpoint = %q, %v", note, err)
 	}
 	if es, err := alice.LogEntries(ctx, 0, 4); err != nil || len(es) != 4 {

@@ -12,8 +12,9 @@ import (
 	"github.com/custody-mem/custody/tlog"
 )
 
-// Checkpoint returns the log's signed checkpoint, a C2SP signed note
-// (GET /v1/log/checkpoint).
+// Checkpoint returns the signed checkpoint of the log of the caller's
+// tenant, a C2SP signed note (GET /v1/log/checkpoint). Each tenant's log
+// is a tree of its own, with its own origin.
 func (c *Client) Checkpoint(ctx context.Context) ([]byte, error) {
 	var note []byte
 	if err := c.call(ctx, "GET", "/v1/log/checkpoint", nil, nil, &note); err != nil {
@@ -22,18 +23,20 @@ func (c *Client) Checkpoint(ctx context.Context) ([]byte, error) {
 	return note, nil
 }
 
-// LogKey returns the verifier key of the server's checkpoints, a C2SP
-// signed-note vkey line (GET /v1/log/key, served without a token). Pin it
-// from a source you trust, not from the server you are checking.
-func (c *Client) LogKey(ctx context.Context) (string, error) {
+// LogKey returns the verifier key of the checkpoints of tenant's log, a
+// C2SP signed-note vkey line named by the log's origin (GET
+// /v1/log/key?tenant=, served without a token). Pin it from a source you
+// trust, not from the server you are checking.
+func (c *Client) LogKey(ctx context.Context, tenant string) (string, error) {
 	var key []byte
-	if err := c.call(ctx, "GET", "/v1/log/key", nil, nil, &key); err != nil {
+	if err := c.call(ctx, "GET", "/v1/log/key", url.Values{"tenant": {tenant}}, nil, &key); err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(key)), nil
 }
 
-// InclusionProof proves that leaf index is in the tree of size.
+// InclusionProof proves that leaf index of the caller's tenant's log is in
+// its tree of size.
 func (c *Client) InclusionProof(ctx context.Context, index, size uint64) (*httpapi.InclusionProofResponse, error) {
 	q := url.Values{"index": {strconv.FormatUint(index, 10)}, "size": {strconv.FormatUint(size, 10)}}
 	return do[httpapi.InclusionProofResponse](ctx, c, "GET", "/v1/log/proof/inclusion", q, nil)
@@ -46,9 +49,9 @@ func (c *Client) ConsistencyProof(ctx context.Context, from, to uint64) (*httpap
 	return do[httpapi.ConsistencyProofResponse](ctx, c, "GET", "/v1/log/proof/consistency", q, nil)
 }
 
-// LogEntries returns the entries in [start, end) (at most 1000 per call).
-// Entries the caller may not read (another user's records, principals,
-// other tenants) come redacted: only Index and LeafHash are set, and
+// LogEntries returns the entries in [start, end) of the caller's tenant's
+// log (at most 1000 per call). Entries the caller may not read (another
+// user's records, principals) come redacted: only Index and LeafHash are set, and
 // Redacted reports it. Either kind proves its inclusion with
 // VerifyInclusion.
 func (c *Client) LogEntries(ctx context.Context, start, end uint64) ([]httpapi.LogEntry, error) {

@@ -51,7 +51,7 @@ func TestVerifyInclusionOfRedactedEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := svc.OpenCheckpoint(note)
+	cp, err := svc.OpenCheckpoint("acme", note)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestPinCatchesRollback(t *testing.T) {
 	ctx := t.Context()
 	dir, old := t.TempDir(), t.TempDir()
 	url, svc, stop := storeServer(t, dir)
-	vkey, err := svc.VerifierKey()
+	vkey, err := svc.VerifierKey("acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestPinCatchesRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherV, err := note.NewEd25519VerifierKey(custody.DefaultLogOrigin, otherKey.PublicKey())
+	otherV, err := note.NewEd25519VerifierKey(svc.LogOrigin("acme"), otherKey.PublicKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -270,7 +270,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := custody.WriteVerifyStatus(e.verified, custody.VerifyStatus{At: time.Now().UTC(), OK: true, Entries: rep.Entries, Root: rep.Root}); err != nil {
+		if err := custody.WriteVerifyStatus(e.verified, custody.VerifyStatus{At: time.Now().UTC(), OK: true, Entries: rep.Entries, Logs: rep.Logs}); err != nil {
 			t.Fatal(err)
 		}
 		run(t, ctx, "opening the log page", chromedp.Navigate(e.srv.URL+"/console/#log"))
@@ -278,7 +278,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if cp := text(t, ctx, "pre.checkpoint"); !strings.Contains(cp, "— ") {
 			t.Fatalf("checkpoint has no signature line:\n%s", cp)
 		}
-		want, err := e.svc.VerifierKey()
+		want, err := e.svc.VerifierKey("acme")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -92,7 +92,7 @@ func newEnv(t testing.TB) *env {
 		e.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	if _, err := svc.Checkpoint(ctx); err != nil {
+	if _, err := svc.CheckpointAll(ctx); err != nil {
 		t.Fatalf("Checkpoint: %v", err)
 	}
 	t.Cleanup(func() {

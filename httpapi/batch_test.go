@@ -12,7 +12,7 @@ import (
 // logSize is the store's log size.
 func (e *env) logSize() uint64 {
 	e.t.Helper()
-	n, err := e.store.LogSize(e.ctx)
+	n, err := e.store.LogSize(e.ctx, "acme")
 	if err != nil {
 		e.t.Fatal(err)
 	}

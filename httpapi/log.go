@@ -13,7 +13,8 @@ import (
 	"github.com/custody-mem/custody/tlog"
 )
 
-// LogEntriesResponse is a range of the audit log. The entries the caller
+// LogEntriesResponse is a range of the caller's tenant's audit log (each
+// tenant's log is a tree of its own, indexed from 0). The entries the caller
 // may read come with the exact leaf bytes and their decoded fields: those
 // of records its subject owns or may retrieve (reviewers: the quarantined
 // ones too), its subject's gate decisions, and policy changes; admins and
@@ -69,29 +70,33 @@ func (e LogEntry) Hash() ([]byte, error) {
 	return h, nil
 }
 
-// LogStatusResponse is what a reviewer or auditor looks at to know the log
-// is in order: the signed checkpoint, the key that verifies it, and what
-// the last custody verify on the store found (null when none recorded one).
+// LogStatusResponse is what a reviewer or auditor looks at to know its
+// tenant's log is in order: the signed checkpoint, the log's origin and
+// the key that verifies it, and what the last custody verify on the store
+// found of this log (null when none recorded one).
 type LogStatusResponse struct {
 	Checkpoint  string                `json:"checkpoint" doc:"the signed checkpoint, as GET /v1/log/checkpoint answers it"`
 	Size        uint64                `json:"size"`
-	VerifierKey string                `json:"verifier_key" doc:"the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key answers it"`
-	LastVerify  *custody.VerifyStatus `json:"last_verify" doc:"the outcome of the last custody verify run on this store, or null"`
+	Origin      string                `json:"origin" doc:"the origin of the tenant's log, the first line of its checkpoints"`
+	VerifierKey string                `json:"verifier_key" doc:"the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key?tenant= answers it"`
+	LastVerify  *custody.VerifyStatus `json:"last_verify" doc:"the outcome of the last custody verify run on this store, for this tenant's log, or null"`
 }
 
 func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.queryCaller(r); err != nil {
-		return err
-	}
-	note, err := s.svc.Checkpoint(r.Context())
+	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}
-	cp, err := s.svc.OpenCheckpoint(note)
+	tenant := c.Tenant()
+	note, err := s.svc.Checkpoint(r.Context(), tenant)
 	if err != nil {
 		return err
 	}
-	vkey, err := s.svc.VerifierKey()
+	cp, err := s.svc.OpenCheckpoint(tenant, note)
+	if err != nil {
+		return err
+	}
+	vkey, err := s.svc.VerifierKey(tenant)
 	if err != nil {
 		return err
 	}
@@ -99,7 +104,7 @@ func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, LogStatusResponse{Checkpoint: string(note), Size: cp.Size, VerifierKey: vkey, LastVerify: last})
+	writeJSON(w, http.StatusOK, LogStatusResponse{Checkpoint: string(note), Size: cp.Size, Origin: cp.Origin, VerifierKey: vkey, LastVerify: last.Of(tenant)})
 	return nil
 }
 
@@ -119,10 +124,11 @@ type ConsistencyProofResponse struct {
 }
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.queryCaller(r); err != nil {
+	c, err := s.queryCaller(r)
+	if err != nil {
 		return err
 	}
-	note, err := s.svc.Checkpoint(r.Context())
+	note, err := s.svc.Checkpoint(r.Context(), c.Tenant())
 	if err != nil {
 		return err
 	}
@@ -135,12 +141,18 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// logKey answers the verifier key of the log's checkpoints as one line of
-// text: the C2SP signed-note vkey (origin+keyhash+base64 key), which a
-// client, monitor or witness pins to check checkpoints. It holds nothing
-// secret, so it needs no token.
+// logKey answers the verifier key of the checkpoints of the log of
+// ?tenant= as one line of text: the C2SP signed-note vkey
+// (origin+keyhash+base64 key), which a client, monitor or witness pins to
+// check checkpoints. It holds nothing secret, so it needs no token; it is
+// answered for any well-formed tenant name, so it tells nothing of which
+// tenants exist.
 func (s *Server) logKey(w http.ResponseWriter, r *http.Request) error {
-	vkey, err := s.svc.VerifierKey()
+	tenant := r.URL.Query().Get("tenant")
+	if tenant == "" {
+		return badRequest("invalid", "tenant", "name the tenant whose log's key you want: /v1/log/key?tenant=NAME (each tenant's log has its own origin, which names its key)")
+	}
+	vkey, err := s.svc.VerifierKey(tenant)
 	if err != nil {
 		return err
 	}
@@ -153,7 +165,8 @@ func (s *Server) logKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) inclusionProof(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.queryCaller(r); err != nil {
+	c, err := s.queryCaller(r)
+	if err != nil {
 		return err
 	}
 	index, err := queryUint(r, "index")
@@ -164,7 +177,7 @@ func (s *Server) inclusionProof(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.InclusionProof(r.Context(), index, size)
+	p, err := s.svc.InclusionProof(r.Context(), c.Tenant(), index, size)
 	if err != nil {
 		return err
 	}
@@ -173,7 +186,8 @@ func (s *Server) inclusionProof(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) consistencyProof(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.queryCaller(r); err != nil {
+	c, err := s.queryCaller(r)
+	if err != nil {
 		return err
 	}
 	from, err := queryUint(r, "from")
@@ -184,7 +198,7 @@ func (s *Server) consistencyProof(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.ConsistencyProof(r.Context(), from, to)
+	p, err := s.svc.ConsistencyProof(r.Context(), c.Tenant(), from, to)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func (f *fixture) act(tb testing.TB, p *custody.Principal, subject string) *cust
 // logSize is the length of the signed log: it grows with every decision.
 func (f *fixture) logSize(tb testing.TB) uint64 {
 	tb.Helper()
-	n, err := f.svc.Store().LogSize(f.ctx)
+	n, err := f.svc.Store().LogSize(f.ctx, "acme")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -46,8 +46,8 @@ func migrations() ([]migration, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i, m := range out {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("postgres: migrations must be numbered 001, 002, … without gaps; found %03d at position %d", m.Version, i+1)
+		if m.Version < 1 || i > 0 && m.Version == out[i-1].Version {
+			return nil, fmt.Errorf("postgres: migrations must be numbered 001, 002, … each once; found %03d twice or out of range", m.Version)
 		}
 	}
 	return out, nil
@@ -59,7 +59,7 @@ func SchemaVersion() int {
 	if err != nil {
 		panic(err) // the embedded files are checked by the tests
 	}
-	return len(ms)
+	return ms[len(ms)-1].Version
 }
 
 // migrate applies the pending migrations, each in its own transaction with
@@ -86,14 +86,26 @@ func (s *Store) migrate(ctx context.Context) error {
 )`); err != nil {
 		return fmt.Errorf("opening postgres store: creating schema_migrations: %w (does the user have CREATE on the database?)", classify(err))
 	}
-	var current int
-	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
 		return fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	if current > len(ms) {
-		return fmt.Errorf("opening postgres store: the database schema is at version %d but this custody knows only %d; upgrade custody", current, len(ms))
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	for _, m := range ms[current:] {
+	done := map[int]bool{}
+	current := 0
+	for _, v := range applied {
+		done[int(v)], current = true, max(current, int(v))
+	}
+	if last := ms[len(ms)-1].Version; current > last {
+		return fmt.Errorf("opening postgres store: the database schema is at version %d but this custody knows only %d; upgrade custody", current, last)
+	}
+	for _, m := range ms {
+		if done[m.Version] {
+			continue
+		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err

@@ -29,6 +29,7 @@ func (t *txn) SetPrincipalLogIndex(ctx context.Context, tenant, name string, ind
 // migration's SQL in its transaction.
 var migrationSteps = map[string]func(context.Context, pgx.Tx) error{
 	"principal_log_index": linkPrincipals,
+	"tenant_logs":         tenantLogs,
 }
 
 // principalEntryMark is how the transition "principal" is encoded in a

@@ -10,7 +10,13 @@ import (
 // records: the lineage edges, and each record's gate text and search
 // vector (rewritten only where they differ).
 func (s *Store) Reindex(ctx context.Context, progress func(done, total uint64)) error {
-	return s.Update(ctx, func(tx custody.Tx) error { return tx.(*txn).reindex(ctx, progress) })
+	return s.Update(ctx, func(tx custody.Tx) error {
+		l := tx.(*lockedTx)
+		if err := l.lock(ctx, ""); err != nil { // every tenant's records
+			return err
+		}
+		return l.t.reindex(ctx, progress)
+	})
 }
 
 func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) error {

@@ -10,11 +10,13 @@
 // (tenant, audience, state, expiry, newest admitted version of a key) inside
 // its SQL, before any LIMIT.
 //
-// Writers serialise on one transaction-scoped advisory lock: every Update
-// takes it first, so log indices stay contiguous and version numbers unique
-// however many servers write at once, exactly as with SQLite's single writer.
-// Within one process, writers queue before taking a connection, so waiting
-// writers do not starve reads of pooled connections. Reads do not take the
+// Writers of one tenant serialise on that tenant's transaction-scoped
+// advisory lock, taken before the transaction's first statement on the
+// tenant (tenantlock.go), so each tenant's log indices stay contiguous and
+// version numbers unique however many servers write at once, exactly as
+// with SQLite's single writer; writers of different tenants run side by
+// side. Within one process, at most half the pool's connections write at
+// once, so waiting writers do not starve reads of pooled connections. Reads do not take the
 // lock; View runs in one REPEATABLE READ snapshot.
 //
 // Open applies the embedded migrations (migrations/NNN_name.sql) under a
@@ -37,23 +39,22 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Advisory lock keys ("custody" followed by a number). writeLock serialises
-// writers; migrateLock serialises schema migrations.
+// Advisory lock keys ("custody" followed by a number). writeLock is the
+// store lock, shared by the writers of single tenants and exclusive for
+// writers of all (tenantlock.go); migrateLock serialises schema
+// migrations.
 const (
 	writeLock   int64 = 0x637573746f647901
 	migrateLock int64 = 0x637573746f647902
 )
 
-// beginWrite opens a write transaction and takes the writers' lock in one
-// round trip.
-var beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", writeLock)
-
 // Store is the PostgreSQL backend.
 type Store struct {
 	pool *pgxpool.Pool
-	// writer admits one Update of this process at a time to the advisory
-	// lock, so that writers queue here rather than each holding a pooled
-	// connection while they wait (which would starve reads).
+	// writer admits at most half the pool's connections to Update at a
+	// time, so that writers queue here rather than each holding a pooled
+	// connection while they wait for a tenant's lock (which would starve
+	// reads).
 	writer chan struct{}
 }
 
@@ -86,7 +87,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	s := &Store{pool: pool, writer: make(chan struct{}, 1)}
+	s := &Store{pool: pool, writer: make(chan struct{}, max(1, cfg.MaxConns/2))}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -112,10 +113,12 @@ func (s *Store) Analyze(ctx context.Context) error {
 // raw access (tamper tests, benchmarks).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Update runs fn in one write transaction. It first takes the writers'
-// advisory lock, so that writers on every server run one at a time; the
-// transaction is READ COMMITTED, so each statement after the lock sees every
-// write committed before it.
+// Update runs fn in one write transaction. Before its first statement on
+// a tenant it takes that tenant's advisory lock, so that writers of one
+// tenant on every server run one at a time; the transaction is READ
+// COMMITTED, so each statement after the lock sees every write committed
+// before it. A transaction PostgreSQL aborts to break a deadlock between
+// tenants' locks is run again.
 func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
 	select {
 	case s.writer <- struct{}{}:
@@ -123,12 +126,21 @@ func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-s.writer }()
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginWrite})
+	for try := 0; ; try++ {
+		err := s.update(ctx, fn)
+		if !deadlocked(err) || try == maxDeadlockRetries {
+			return err
+		}
+	}
+}
+
+func (s *Store) update(ctx context.Context, fn func(custody.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return unavailable(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-	if err := fn(&txn{tx: tx}); err != nil {
+	if err := fn(&lockedTx{t: &txn{tx: tx}, locks: map[string]bool{}}); err != nil {
 		if tx.Conn().IsClosed() || connError(err) {
 			return unavailable(err)
 		}

@@ -154,7 +154,7 @@ func TestMigrations(t *testing.T) {
 	if err := s.Pool().QueryRow(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
 		t.Fatal(err)
 	}
-	if n != postgres.SchemaVersion() || maxV != postgres.SchemaVersion() {
+	if n < 1 || n > maxV || maxV != postgres.SchemaVersion() {
 		t.Errorf("schema_migrations has %d rows up to %d, want %d", n, maxV, postgres.SchemaVersion())
 	}
 	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, 'from_the_future')`); err != nil {
@@ -250,27 +250,37 @@ func twoServers(t *testing.T, dsn string) [2]*custody.Service {
 	return svcs
 }
 
-// checkLog checks that the log is numbered 0..n-1 without gaps or
-// duplicates, and that it verifies from every server.
+// checkLog checks that each tenant's log is numbered 0..n-1 without gaps
+// or duplicates, and that the store verifies from every server. It
+// returns the entries of all the logs.
 func checkLog(t *testing.T, svcs ...*custody.Service) uint64 {
 	t.Helper()
 	st := svcs[0].Store()
-	size, err := st.LogSize(t.Context())
+	tenants, err := st.LogTenants(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaves, err := st.Leaves(t.Context(), 0, size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range leaves {
-		if l.Index != uint64(i) {
-			t.Fatalf("leaf %d has index %d", i, l.Index)
+	var total uint64
+	for _, tenant := range tenants {
+		size, err := st.LogSize(t.Context(), tenant)
+		if err != nil {
+			t.Fatal(err)
 		}
+		leaves, err := st.Leaves(t.Context(), tenant, 0, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range leaves {
+			if l.Index != uint64(i) {
+				t.Fatalf("leaf %d of %s's log has index %d", i, tenant, l.Index)
+			}
+		}
+		if uint64(len(leaves)) != size {
+			t.Fatalf("%d leaves for a log of size %d", len(leaves), size)
+		}
+		total += size
 	}
-	if uint64(len(leaves)) != size {
-		t.Fatalf("%d leaves for a log of size %d", len(leaves), size)
-	}
+	size := total
 	for i, svc := range svcs {
 		if _, err := svc.Verify(t.Context(), custody.VerifyOptions{}); err != nil {
 			t.Errorf("verify from server %d: %v", i, err)

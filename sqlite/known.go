@@ -5,7 +5,7 @@ import (
 )
 
 // known is what the writer knows of the database between its own
-// transactions: the log's border nodes (so an append reads neither the log
+// transactions: each tenant log's border nodes (so an append reads neither the log
 // size nor the nodes) and the tenants' active policies (so an admission
 // does not read its policy text). It holds while no other connection
 // commits: the writer reads PRAGMA data_version, which moves only with
@@ -15,7 +15,7 @@ import (
 // what was rolled back.
 type known struct {
 	version  int64
-	tip      *logTip
+	tips     map[string]*logTip    // by tenant
 	policies map[string]policyText // by tenant
 }
 
@@ -26,7 +26,7 @@ type policyText struct {
 }
 
 func (k *known) forget() {
-	k.tip = nil
+	k.tips = nil
 	k.policies = nil
 }
 

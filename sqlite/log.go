@@ -21,14 +21,15 @@ type queryer interface {
 // nodeSeq is the leaf whose append completed node id: log_nodes' key.
 func nodeSeq(id compact.NodeID) uint64 { return (id.Index+1)<<id.Level - 1 }
 
-// readNodes fetches node hashes in one query.
-func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, error) {
+// readNodes fetches node hashes of tenant's tree in one query.
+func readNodes(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var b strings.Builder
-	args := make([]any, 0, 2*len(ids))
-	b.WriteString(`SELECT seq, level, hash FROM log_nodes WHERE (seq, level) IN (VALUES `)
+	args := make([]any, 0, 2*len(ids)+1)
+	args = append(args, tenant)
+	b.WriteString(`SELECT seq, level, hash FROM log_nodes WHERE tenant = ? AND (seq, level) IN (VALUES `)
 	for i, id := range ids {
 		if i > 0 {
 			b.WriteString(",")
@@ -58,9 +59,9 @@ func readNodes(ctx context.Context, q queryer, ids []compact.NodeID) ([][]byte, 
 	return tlog.InOrder(ids, got)
 }
 
-func logSize(ctx context.Context, q queryer) (uint64, error) {
+func logSize(ctx context.Context, q queryer, tenant string) (uint64, error) {
 	var n sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT MAX(idx) FROM log_leaves`).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT MAX(idx) FROM log_leaves WHERE tenant = ?`, tenant).Scan(&n); err != nil {
 		return 0, err
 	}
 	if !n.Valid {
@@ -69,19 +70,20 @@ func logSize(ctx context.Context, q queryer) (uint64, error) {
 	return uint64(n.Int64) + 1, nil
 }
 
-// AppendLeaf appends a leaf and the tree nodes it completes.
+// AppendLeaf appends a leaf to tenant's log and the tree nodes it
+// completes.
 func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
 	if t.ro {
 		return 0, errReadOnly
 	}
-	rd := &tipReader{t: t, seen: map[compact.NodeID][]byte{}}
+	rd := &tipReader{t: t, tenant: tenant, seen: map[compact.NodeID][]byte{}}
 	var size uint64
-	if t.known != nil && t.known.tip != nil {
-		size = t.known.tip.size
-		rd.seen = maps.Clone(t.known.tip.hashes)
+	if tip := t.tip(tenant); tip != nil {
+		size = tip.size
+		rd.seen = maps.Clone(tip.hashes)
 	} else {
 		var err error
-		if size, err = logSize(ctx, t); err != nil {
+		if size, err = logSize(ctx, t, tenant); err != nil {
 			return 0, err
 		}
 	}
@@ -89,19 +91,30 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	if err := t.exec(ctx, `INSERT INTO log_leaves (idx, tenant, data) VALUES (?,?,?)`, size, tenant, leaf); err != nil {
+	if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
 		return 0, err
 	}
 	for _, n := range nodes {
-		if err := t.exec(ctx, `INSERT INTO log_nodes (seq, level, hash) VALUES (?,?,?)`, nodeSeq(n.ID), n.ID.Level, n.Hash); err != nil {
+		if err := t.exec(ctx, `INSERT INTO log_nodes (tenant, seq, level, hash) VALUES (?,?,?,?)`, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash); err != nil {
 			return 0, err
 		}
 		rd.seen[n.ID] = n.Hash
 	}
 	if t.known != nil {
-		t.known.tip = newLogTip(size+1, rd.seen)
+		if t.known.tips == nil {
+			t.known.tips = map[string]*logTip{}
+		}
+		t.known.tips[tenant] = newLogTip(size+1, rd.seen)
 	}
 	return size, nil
+}
+
+// tip is the writer's copy of tenant's log border, or nil.
+func (t *txn) tip(tenant string) *logTip {
+	if t.known == nil {
+		return nil
+	}
+	return t.known.tips[tenant]
 }
 
 // logTip is the writer's copy of the border nodes of the log at size: the
@@ -129,8 +142,9 @@ func newLogTip(size uint64, known map[compact.NodeID][]byte) *logTip {
 // tipReader answers node reads from the nodes it has seen, and reads (and
 // remembers) the rest from the transaction.
 type tipReader struct {
-	t    *txn
-	seen map[compact.NodeID][]byte
+	t      *txn
+	tenant string
+	seen   map[compact.NodeID][]byte
 }
 
 func (r *tipReader) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
@@ -146,7 +160,7 @@ func (r *tipReader) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, 
 }
 
 func (r *tipReader) read(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	out, err := readNodes(ctx, r.t, ids)
+	out, err := readNodes(ctx, r.t, r.tenant, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -156,42 +170,77 @@ func (r *tipReader) read(ctx context.Context, ids []compact.NodeID) ([][]byte, e
 	return out, nil
 }
 
-// LogSize is the number of leaves.
-func (s *Store) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, s.r) }
+// LogTenants lists the tenants that have a log (entries or a checkpoint).
+func (s *Store) LogTenants(ctx context.Context) ([]string, error) { return logTenants(ctx, s.reader()) }
 
-// Leaves returns the leaves in [start, end).
-func (s *Store) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
-	return readLeaves(ctx, s.reader(), start, end)
+// LogSize is the number of leaves of tenant's log.
+func (s *Store) LogSize(ctx context.Context, tenant string) (uint64, error) {
+	return logSize(ctx, s.r, tenant)
 }
 
-// Nodes reads stored tree nodes (tlog.NodeReader).
-func (s *Store) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, s.r, ids)
+// Leaves returns tenant's leaves in [start, end).
+func (s *Store) Leaves(ctx context.Context, tenant string, start, end uint64) ([]custody.Leaf, error) {
+	return readLeaves(ctx, s.reader(), tenant, start, end)
 }
 
-// LogSize is the number of leaves in the transaction's snapshot.
-func (t *txn) LogSize(ctx context.Context) (uint64, error) { return logSize(ctx, t) }
+// Nodes reads stored tree nodes of tenant's tree.
+func (s *Store) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, s.r, tenant, ids)
+}
 
-// Leaves returns the leaves in [start, end) of the transaction's snapshot.
-func (t *txn) Leaves(ctx context.Context, start, end uint64) ([]custody.Leaf, error) {
-	return readLeaves(ctx, t, start, end)
+// LogTenants lists the tenants that have a log in the transaction's
+// snapshot.
+func (t *txn) LogTenants(ctx context.Context) ([]string, error) { return logTenants(ctx, t) }
+
+// LogSize is the number of leaves of tenant's log in the transaction's
+// snapshot.
+func (t *txn) LogSize(ctx context.Context, tenant string) (uint64, error) {
+	return logSize(ctx, t, tenant)
+}
+
+// Leaves returns tenant's leaves in [start, end) of the transaction's
+// snapshot.
+func (t *txn) Leaves(ctx context.Context, tenant string, start, end uint64) ([]custody.Leaf, error) {
+	return readLeaves(ctx, t, tenant, start, end)
 }
 
 // Nodes reads stored tree nodes in the transaction's snapshot. Its query
 // text varies with the number of ids, so it stays out of the statement
 // cache, as the store's own Nodes does.
-func (t *txn) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	return readNodes(ctx, t.tx, ids)
+func (t *txn) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, t.tx, tenant, ids)
 }
 
-// LatestCheckpoint returns the largest checkpoint in the transaction's
-// snapshot; ErrNotFound if none.
-func (t *txn) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
-	return latestCheckpoint(ctx, t)
+// LatestCheckpoint returns the largest checkpoint of tenant's log in the
+// transaction's snapshot; ErrNotFound if none.
+func (t *txn) LatestCheckpoint(ctx context.Context, tenant string) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, t, tenant)
 }
 
-func readLeaves(ctx context.Context, q queryer, start, end uint64) ([]custody.Leaf, error) {
-	rows, err := q.QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE idx >= ? AND idx < ? ORDER BY idx`, start, end)
+func logTenants(ctx context.Context, q queryer) ([]string, error) {
+	// Each distinct tenant is one seek of the tables' keys (a skip scan),
+	// not a walk of every leaf.
+	rows, err := q.QueryContext(ctx, `WITH RECURSIVE
+ l(t) AS (SELECT MIN(tenant) FROM log_leaves UNION ALL SELECT (SELECT MIN(tenant) FROM log_leaves WHERE tenant > l.t) FROM l WHERE l.t IS NOT NULL),
+ c(t) AS (SELECT MIN(tenant) FROM checkpoints UNION ALL SELECT (SELECT MIN(tenant) FROM checkpoints WHERE tenant > c.t) FROM c WHERE c.t IS NOT NULL)
+SELECT t FROM l WHERE t IS NOT NULL UNION SELECT t FROM c WHERE t IS NOT NULL ORDER BY 1`)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func readLeaves(ctx context.Context, q queryer, tenant string, start, end uint64) ([]custody.Leaf, error) {
+	rows, err := q.QueryContext(ctx, `SELECT idx, tenant, data FROM log_leaves WHERE tenant = ? AND idx >= ? AND idx < ? ORDER BY idx`, tenant, start, end)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -207,24 +256,26 @@ func readLeaves(ctx context.Context, q queryer, start, end uint64) ([]custody.Le
 	return out, rows.Err()
 }
 
-// SaveCheckpoint stores a signed checkpoint. It goes through the writer
-// like every write: the writer goroutine is the only user of the write
-// connections, so the statement cache can always prepare on the spare one.
-func (s *Store) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
+// SaveCheckpoint stores a signed checkpoint of tenant's log. It goes
+// through the writer like every write: the writer goroutine is the only
+// user of the write connections, so the statement cache can always
+// prepare on the spare one.
+func (s *Store) SaveCheckpoint(ctx context.Context, tenant string, size uint64, note []byte) error {
 	return s.Update(ctx, func(tx custody.Tx) error {
-		return tx.(*txn).exec(ctx, `INSERT INTO checkpoints (size, note) VALUES (?,?) ON CONFLICT (size) DO NOTHING`, size, note)
+		return tx.(*txn).exec(ctx, `INSERT INTO checkpoints (tenant, size, note) VALUES (?,?,?) ON CONFLICT (tenant, size) DO NOTHING`, tenant, size, note)
 	})
 }
 
-// LatestCheckpoint returns the largest stored checkpoint; ErrNotFound if none.
-func (s *Store) LatestCheckpoint(ctx context.Context) (uint64, []byte, error) {
-	return latestCheckpoint(ctx, s.reader())
+// LatestCheckpoint returns the largest stored checkpoint of tenant's log;
+// ErrNotFound if none.
+func (s *Store) LatestCheckpoint(ctx context.Context, tenant string) (uint64, []byte, error) {
+	return latestCheckpoint(ctx, s.reader(), tenant)
 }
 
-func latestCheckpoint(ctx context.Context, q queryer) (uint64, []byte, error) {
+func latestCheckpoint(ctx context.Context, q queryer, tenant string) (uint64, []byte, error) {
 	var size uint64
 	var note []byte
-	err := q.QueryRowContext(ctx, `SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := q.QueryRowContext(ctx, `SELECT size, note FROM checkpoints WHERE tenant = ? ORDER BY size DESC LIMIT 1`, tenant).Scan(&size, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, custody.ErrNotFound
 	}

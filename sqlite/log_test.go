@@ -42,11 +42,11 @@ func TestLogTipAcrossProcesses(t *testing.T) {
 	appendLeaf(a, "six", false)
 	appendLeaf(a, "seven", false)
 
-	size, err := a.LogSize(ctx)
+	size, err := a.LogSize(ctx, "acme")
 	if err != nil || size != 7 {
 		t.Fatalf("log size %d, %v; want 7", size, err)
 	}
-	leaves, err := a.Leaves(ctx, 0, size)
+	leaves, err := a.Leaves(ctx, "acme", 0, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLogTipAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tlog.RootHash(ctx, a, size)
+	got, err := tlog.RootHash(ctx, custody.LogOf(a, "acme"), size)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("stored root %x, %v; recomputed from the leaves %x", got, err, want)
 	}

@@ -28,6 +28,8 @@ import (
 // Version 11 adds the pauses table (empty in an older database).
 // Version 12 adds session_reads and gate_refs (empty in an older database:
 // its sessions' reads and its gate decisions were not recorded).
+// Version 13 gives each tenant its own log, re-sequencing the shared one
+// (tenantlog.go).
 // Version 14 fills records_fts with the terms of internal/lexical (English
 // stems, no stopwords, identifiers whole) under a tokenizer that splits at
 // spaces only: the old table is dropped, and every live record that is not
@@ -44,7 +46,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasSalt, hasPrincipals, hasLogIndex int
+	var v, hasRecords, hasHead, hasEdges, hasChildRid, hasTriPending, hasNodeIdx, hasSalt, hasPrincipals, hasLogIndex, sharedLog int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -60,7 +62,8 @@ func migrate(ctx context.Context, w *sql.DB) error {
  (SELECT COUNT(*) FROM pragma_table_info('log_nodes') WHERE name = 'idx'),
  (SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'salt'),
  (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'principals'),
- (SELECT COUNT(*) FROM pragma_table_info('principals') WHERE name = 'log_index')`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasSalt, &hasPrincipals, &hasLogIndex)
+ (SELECT COUNT(*) FROM pragma_table_info('principals') WHERE name = 'log_index'),
+ (SELECT COUNT(*) FROM pragma_table_info('log_leaves') WHERE name = 'tenant' AND pk = 0)`).Scan(&hasRecords, &hasHead, &hasEdges, &hasChildRid, &hasTriPending, &hasNodeIdx, &hasSalt, &hasPrincipals, &hasLogIndex, &sharedLog)
 	if err != nil {
 		return err
 	}
@@ -123,6 +126,11 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
 	}
+	if sharedLog == 1 {
+		if err := tenantLogsBefore(ctx, tx, hasNodeIdx == 1); err != nil {
+			return fmt.Errorf("migrating to schema 13: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}
@@ -135,15 +143,24 @@ DROP TABLE tri_pending`); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)
 	}
 	if hasPrincipals == 1 && hasLogIndex == 0 {
-		if err := linkPrincipals(ctx, tx); err != nil {
+		leaves := "log_leaves"
+		if sharedLog == 1 {
+			leaves = "log_leaves_12"
+		}
+		if err := linkPrincipals(ctx, tx, leaves); err != nil {
 			return fmt.Errorf("migrating to schema 10: %w", err)
 		}
 	}
-	if hasNodeIdx == 1 {
+	if hasNodeIdx == 1 && sharedLog == 0 {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO log_nodes (seq, level, hash)
  SELECT ((idx + 1) << level) - 1, level, hash FROM log_nodes_5 ORDER BY 1, 2;
 DROP TABLE log_nodes_5`); err != nil {
 			return fmt.Errorf("migrating to schema 6: %w", err)
+		}
+	}
+	if sharedLog == 1 { // tree nodes of schema 5 and before go too
+		if err := tenantLogsAfter(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 13: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {

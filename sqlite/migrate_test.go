@@ -410,6 +410,7 @@ func TestMigrateFromSchema5(t *testing.T) {
 	}
 	before := nodes(st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes`)
 	st.Close()
+	rewind(t, path, toSharedLog...)
 	rewind(t, path, `ALTER TABLE log_nodes RENAME TO log_nodes_6`,
 		`CREATE TABLE log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID`,
 		`INSERT INTO log_nodes SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes_6`, `DROP TABLE log_nodes_6`, `PRAGMA user_version = 5`)

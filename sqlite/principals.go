@@ -33,9 +33,10 @@ var principalEntryMark = append([]byte{byte(len(custody.TransitionPrincipal))}, 
 // linkPrincipals points every principal of a schema 9 (or older) database
 // at its latest principal entry (schema 10): one pass over the leaves
 // that may be principal entries. A principal the log never introduced
-// keeps no index, and the server refuses it.
-func linkPrincipals(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT idx, data FROM log_leaves WHERE instr(data, ?) > 0 ORDER BY idx`, principalEntryMark)
+// keeps no index, and the server refuses it. leaves is the table of the
+// shared log (log_leaves_12 while schema 13 moves it).
+func linkPrincipals(ctx context.Context, tx *sql.Tx, leaves string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT idx, data FROM `+leaves+` WHERE instr(data, ?) > 0 ORDER BY idx`, principalEntryMark)
 	if err != nil {
 		return err
 	}

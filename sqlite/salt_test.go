@@ -149,7 +149,7 @@ func principal(t *testing.T, st *sqlite.Store, name string) *custody.Principal {
 
 func loggedBodyHash(t *testing.T, st *sqlite.Store, index uint64) []byte {
 	t.Helper()
-	ls, err := st.Leaves(t.Context(), index, index+1)
+	ls, err := st.Leaves(t.Context(), "acme", index, index+1)
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("leaf %d: %v", index, err)
 	}

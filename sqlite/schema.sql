@@ -202,25 +202,42 @@ CREATE TABLE IF NOT EXISTS grants (
 );
 CREATE INDEX IF NOT EXISTS grants_digest ON grants (tenant, subject, digest, used_at);
 
+-- The Merkle logs, one RFC 6962 tree per tenant (schema 13): each
+-- tenant's leaves are indexed from 0 in its own log.
 CREATE TABLE IF NOT EXISTS log_leaves (
-  idx    INTEGER PRIMARY KEY,
   tenant TEXT NOT NULL,
-  data   BLOB NOT NULL
+  idx    INTEGER NOT NULL,
+  data   BLOB NOT NULL,
+  PRIMARY KEY (tenant, idx)
 );
--- A tree node (level, idx) is kept under the leaf whose append completed
--- it, seq = ((idx + 1) << level) - 1, so the nodes of one append sit side
--- by side at the end of the table: about one page per write, where a key
+-- A tree node (level, idx) of a tenant's tree is kept under the leaf
+-- whose append completed it, seq = ((idx + 1) << level) - 1, so the nodes
+-- of one append sit side by side: about one page per write, where a key
 -- of (level, idx) put each level's new node on a page of its own (2.8
 -- pages per write; schema 5 and before).
 CREATE TABLE IF NOT EXISTS log_nodes (
-  seq   INTEGER NOT NULL,
-  level INTEGER NOT NULL,
-  hash  BLOB NOT NULL,
-  PRIMARY KEY (seq, level)
+  tenant TEXT NOT NULL,
+  seq    INTEGER NOT NULL,
+  level  INTEGER NOT NULL,
+  hash   BLOB NOT NULL,
+  PRIMARY KEY (tenant, seq, level)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checkpoints (
-  size       INTEGER PRIMARY KEY,
-  note       BLOB NOT NULL
+  tenant     TEXT NOT NULL,
+  size       INTEGER NOT NULL,
+  note       BLOB NOT NULL,
+  PRIMARY KEY (tenant, size)
+);
+-- The log all tenants shared up to schema 12, re-sequenced into theirs:
+-- the tenant of each of its leaves, in order (the leaf is the next of
+-- that tenant's log), and its checkpoints (custody.LegacyLog).
+CREATE TABLE IF NOT EXISTS log_legacy (
+  idx    INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS log_legacy_checkpoints (
+  size INTEGER PRIMARY KEY,
+  note BLOB NOT NULL
 );
 
 -- Pauses of a principal's writes or of a channel (schema 11); until and

@@ -47,7 +47,7 @@ func TestWALStaysBounded(t *testing.T) {
 			}
 		}
 	}
-	before, err := st.LogSize(ctx)
+	before, err := st.LogSize(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestWALStaysBounded(t *testing.T) {
 	if err := observe(); err != nil {
 		t.Fatal(err)
 	}
-	size, err := st.LogSize(ctx)
+	size, err := st.LogSize(ctx, "acme")
 	if err != nil || size != before+records {
 		t.Fatalf("log size %d, %v; want %d", size, err, before+records)
 	}

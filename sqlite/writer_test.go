@@ -118,7 +118,7 @@ func TestWriterReplacesABadConnection(t *testing.T) {
 	if idx, err := appendLeaf("three"); err != nil || idx != 2 {
 		t.Fatalf("append after the connection went bad = %d, %v; want 2", idx, err)
 	}
-	if size, err := st.LogSize(ctx); err != nil || size != 3 {
+	if size, err := st.LogSize(ctx, "acme"); err != nil || size != 3 {
 		t.Fatalf("log size %d, %v; want 3", size, err)
 	}
 }

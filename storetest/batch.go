@@ -19,7 +19,7 @@ func testRememberBatch(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
 	logSize := func() uint64 {
 		t.Helper()
-		n, err := e.store.LogSize(e.ctx)
+		n, err := e.store.LogSize(e.ctx, "acme")
 		if err != nil {
 			t.Fatal(err)
 		}

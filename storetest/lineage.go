@@ -374,7 +374,7 @@ func testGate(t *testing.T, e *env) {
 	if d := gate("send_money", args); d.Decision != custody.GateConfirm {
 		t.Errorf("the confirmation used again: %s, want confirm", d.Decision)
 	}
-	size, err := e.store.LogSize(e.ctx)
+	size, err := e.store.LogSize(e.ctx, "acme")
 	if err != nil || conf.LogIndex >= size || allow.LogIndex >= conf.LogIndex {
 		t.Errorf("gate log indexes %d, %d in a log of %d (%v)", allow.LogIndex, conf.LogIndex, size, err)
 	}

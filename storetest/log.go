@@ -90,15 +90,15 @@ func Workload(tb testing.TB, svc *custody.Service, clock *Clock) []string {
 	return ids
 }
 
-// checkContiguous checks that the log's leaves are numbered 0..n-1 and
-// parse as entries of the tenant stored with them.
-func checkContiguous(t *testing.T, e *env) []custody.Leaf {
+// checkContiguous checks that the leaves of tenant's log are numbered
+// 0..n-1 and parse as entries of the tenant stored with them.
+func checkContiguous(t *testing.T, e *env, tenant string) []custody.Leaf {
 	t.Helper()
-	size, err := e.store.LogSize(e.ctx)
+	size, err := e.store.LogSize(e.ctx, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaves, err := e.store.Leaves(e.ctx, 0, size)
+	leaves, err := e.store.Leaves(e.ctx, tenant, 0, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,100 +110,54 @@ func checkContiguous(t *testing.T, e *env) []custody.Leaf {
 			t.Fatalf("leaf %d has index %d", i, l.Index)
 		}
 		en, err := tlog.ParseLeaf(l.Data)
-		if err != nil || en.Tenant != l.Tenant {
+		if err != nil || en.Tenant != l.Tenant || l.Tenant != tenant {
 			t.Fatalf("leaf %d: %v (tenant %q, stored %q)", i, err, en.Tenant, l.Tenant)
 		}
 	}
 	return leaves
 }
 
-// The log after a mixed workload: contiguous leaves, inclusion and
-// consistency proofs that verify (and fail when tampered), checkpoints,
-// records pointing at their last entry, and a replay that verifies — until
-// a record is changed behind the log's back.
+// The logs after a mixed workload in two tenants: each tenant's log has
+// contiguous leaves, inclusion and consistency proofs that verify (and fail
+// when tampered), checkpoints, records pointing at their last entry, and a
+// replay that verifies — until a record is changed behind the log's back.
 func testLog(t *testing.T, e *env) {
-	if _, _, err := e.store.LatestCheckpoint(e.ctx); !isNotFound(err) {
+	if _, _, err := e.store.LatestCheckpoint(e.ctx, "acme"); !isNotFound(err) {
 		t.Errorf("checkpoint of an empty store: err = %v, want not found", err)
 	}
-	if n, err := e.store.LogSize(e.ctx); n != 0 || err != nil {
+	if n, err := e.store.LogSize(e.ctx, "acme"); n != 0 || err != nil {
 		t.Errorf("empty log size = %d, %v", n, err)
 	}
 	ids := Workload(t, e.svc, e.clock)
-	leaves := checkContiguous(t, e)
-	size := uint64(len(leaves))
-	if size < 40 {
-		t.Fatalf("workload wrote only %d entries", size)
+	tenants := []string{"acme", "acme-corp"}
+	if got, err := e.store.LogTenants(e.ctx); err != nil || !slices.Equal(got, tenants) {
+		t.Errorf("LogTenants = %q, %v; want %q", got, err, tenants)
 	}
-	if got, err := e.store.Leaves(e.ctx, 5, 8); err != nil || len(got) != 3 || got[0].Index != 5 || !bytes.Equal(got[2].Data, leaves[7].Data) {
-		t.Errorf("leaves [5,8) = %d leaves, %v", len(got), err)
-	}
-	if got, err := e.store.Leaves(e.ctx, size, size+10); err != nil || len(got) != 0 {
-		t.Errorf("leaves past the end = %d, %v", len(got), err)
-	}
-	root, err := tlog.RootHash(e.ctx, e.store, size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range size {
-		p, err := e.svc.InclusionProof(e.ctx, i, size)
-		if err != nil {
-			t.Fatalf("inclusion proof %d: %v", i, err)
-		}
-		if err := tlog.VerifyInclusion(tlog.LeafHash(leaves[i].Data), i, size, p, root); err != nil {
-			t.Errorf("inclusion of %d: %v", i, err)
-		}
-		if err := tlog.VerifyInclusion(tlog.LeafHash(leaves[(i+1)%size].Data), i, size, p, root); err == nil {
-			t.Errorf("inclusion of %d verified for another leaf", i)
-		}
-	}
-	for m := uint64(1); m <= size; m++ {
-		r1, err := tlog.RootHash(e.ctx, e.store, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := e.svc.ConsistencyProof(e.ctx, m, size)
-		if err != nil {
-			t.Fatalf("consistency proof %d→%d: %v", m, size, err)
-		}
-		if err := tlog.VerifyConsistency(m, size, p, r1, root); err != nil {
-			t.Errorf("consistency %d→%d: %v", m, size, err)
-		}
-		if m < size {
-			bad := slices.Clone(r1)
-			bad[0] ^= 1
-			if err := tlog.VerifyConsistency(m, size, p, bad, root); err == nil {
-				t.Errorf("consistency %d→%d verified a wrong old root", m, size)
-			}
-		}
-	}
-	if _, err := e.svc.InclusionProof(e.ctx, size, size); !errors.Is(err, custody.ErrInvalid) {
-		t.Errorf("inclusion proof out of range: err = %v, want invalid", err)
+	var msgs [][]byte
+	var total uint64
+	for _, tenant := range tenants {
+		msgs = append(msgs, checkTenantLog(t, e, tenant))
+		n, _ := e.store.LogSize(e.ctx, tenant)
+		total += n
 	}
 
-	msg, err := e.svc.Checkpoint(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, note, err := e.store.LatestCheckpoint(e.ctx)
-	if err != nil || cs != size || !bytes.Equal(note, msg) {
-		t.Errorf("latest checkpoint = %d, %v; want %d and the signed note", cs, err, size)
-	}
-	cp, err := e.svc.OpenCheckpoint(note)
-	if err != nil || cp.Size != size || !bytes.Equal(cp.Root, root) {
-		t.Errorf("checkpoint = %+v, %v; want size %d root %x", cp, err, size, root)
-	}
-
-	// Each record's log index names its last entry.
+	// Each record's log index names its last entry, in its tenant's log.
 	e.view(func(tx custody.Tx) error {
 		for _, id := range ids {
-			r, err := tx.Record(e.ctx, "acme", id)
+			tenant := "acme"
+			r, err := tx.Record(e.ctx, tenant, id)
 			if isNotFound(err) {
-				r, err = tx.Record(e.ctx, "acme-corp", id)
+				tenant = "acme-corp"
+				r, err = tx.Record(e.ctx, tenant, id)
 			}
 			if err != nil {
 				return err
 			}
-			en, err := tlog.ParseLeaf(leaves[r.LogIndex].Data)
+			ls, err := tx.Leaves(e.ctx, tenant, r.LogIndex, r.LogIndex+1)
+			if err != nil || len(ls) != 1 {
+				return fmt.Errorf("record %s: leaf %d of %s's log: %d leaves, %v", id, r.LogIndex, tenant, len(ls), err)
+			}
+			en, err := tlog.ParseLeaf(ls[0].Data)
 			if err != nil {
 				return err
 			}
@@ -217,12 +171,17 @@ func testLog(t *testing.T, e *env) {
 		return nil
 	})
 
-	rep, err := e.svc.Verify(e.ctx, custody.VerifyOptions{Checkpoints: [][]byte{msg}})
+	rep, err := e.svc.Verify(e.ctx, custody.VerifyOptions{Checkpoints: msgs})
 	if err != nil {
 		t.Fatalf("verify after the workload: %v", err)
 	}
-	if rep.Entries != size || rep.Records != len(ids) || rep.Principals != 8 || rep.Checkpoints != 2 || !bytes.Equal(rep.Root, root) {
-		t.Errorf("verify report = %+v, want %d entries, %d records, 8 principals, 2 checkpoints", rep, size, len(ids))
+	if rep.Entries != total || rep.Records != len(ids) || rep.Principals != 8 || rep.Checkpoints != 4 || len(rep.Logs) != 2 {
+		t.Errorf("verify report = %+v, want %d entries, %d records, 8 principals, 4 checkpoints, 2 logs", rep, total, len(ids))
+	}
+	for _, l := range rep.Logs {
+		if l.Problem != "" || l.Origin != e.svc.LogOrigin(l.Tenant) || len(l.Root) != tlog.HashSize {
+			t.Errorf("verify report of %s's log = %+v", l.Tenant, l)
+		}
 	}
 
 	// A change behind the log's back is found.
@@ -241,6 +200,77 @@ func testLog(t *testing.T, e *env) {
 	if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{}); !errors.As(err, &diff) {
 		t.Errorf("verify after tampering: err = %v, want a difference", err)
 	}
+}
+
+// checkTenantLog checks tenant's log on its own: its proofs and its
+// checkpoint, which it returns.
+func checkTenantLog(t *testing.T, e *env, tenant string) []byte {
+	t.Helper()
+	leaves := checkContiguous(t, e, tenant)
+	size := uint64(len(leaves))
+	if size < 20 {
+		t.Fatalf("workload wrote only %d entries to %s's log", size, tenant)
+	}
+	if got, err := e.store.Leaves(e.ctx, tenant, 5, 8); err != nil || len(got) != 3 || got[0].Index != 5 || !bytes.Equal(got[2].Data, leaves[7].Data) {
+		t.Errorf("leaves [5,8) = %d leaves, %v", len(got), err)
+	}
+	if got, err := e.store.Leaves(e.ctx, tenant, size, size+10); err != nil || len(got) != 0 {
+		t.Errorf("leaves past the end = %d, %v", len(got), err)
+	}
+	log := custody.LogOf(e.store, tenant)
+	root, err := tlog.RootHash(e.ctx, log, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range size {
+		p, err := e.svc.InclusionProof(e.ctx, tenant, i, size)
+		if err != nil {
+			t.Fatalf("inclusion proof %d: %v", i, err)
+		}
+		if err := tlog.VerifyInclusion(tlog.LeafHash(leaves[i].Data), i, size, p, root); err != nil {
+			t.Errorf("inclusion of %d: %v", i, err)
+		}
+		if err := tlog.VerifyInclusion(tlog.LeafHash(leaves[(i+1)%size].Data), i, size, p, root); err == nil {
+			t.Errorf("inclusion of %d verified for another leaf", i)
+		}
+	}
+	for m := uint64(1); m <= size; m++ {
+		r1, err := tlog.RootHash(e.ctx, log, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.svc.ConsistencyProof(e.ctx, tenant, m, size)
+		if err != nil {
+			t.Fatalf("consistency proof %d→%d: %v", m, size, err)
+		}
+		if err := tlog.VerifyConsistency(m, size, p, r1, root); err != nil {
+			t.Errorf("consistency %d→%d: %v", m, size, err)
+		}
+		if m < size {
+			bad := slices.Clone(r1)
+			bad[0] ^= 1
+			if err := tlog.VerifyConsistency(m, size, p, bad, root); err == nil {
+				t.Errorf("consistency %d→%d verified a wrong old root", m, size)
+			}
+		}
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, tenant, size, size); !errors.Is(err, custody.ErrInvalid) {
+		t.Errorf("inclusion proof out of range: err = %v, want invalid", err)
+	}
+
+	msg, err := e.svc.Checkpoint(e.ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, note, err := e.store.LatestCheckpoint(e.ctx, tenant)
+	if err != nil || cs != size || !bytes.Equal(note, msg) {
+		t.Errorf("latest checkpoint = %d, %v; want %d and the signed note", cs, err, size)
+	}
+	cp, err := e.svc.OpenCheckpoint(tenant, note)
+	if err != nil || cp.Size != size || !bytes.Equal(cp.Root, root) || cp.Origin != e.svc.LogOrigin(tenant) {
+		t.Errorf("checkpoint = %+v, %v; want size %d root %x origin %s", cp, err, size, root, e.svc.LogOrigin(tenant))
+	}
+	return msg
 }
 
 // Concurrent Updates, some of which fail after appending: the log holds
@@ -285,14 +315,14 @@ func testConcurrentRollback(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	size, err := e.store.LogSize(e.ctx)
+	size, err := e.store.LogSize(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if size != uint64(len(committed)) || len(committed) != writers*each*2/3 {
 		t.Fatalf("log size %d, %d committed; want %d", size, len(committed), writers*each*2/3)
 	}
-	leaves, err := e.store.Leaves(e.ctx, 0, size)
+	leaves, err := e.store.Leaves(e.ctx, "acme", 0, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,13 +347,13 @@ func testConcurrentRollback(t *testing.T, e *env) {
 	if err != nil || n != size {
 		t.Fatalf("rebuild: %d leaves, %v", n, err)
 	}
-	stored, err := tlog.RootHash(e.ctx, e.store, size)
+	stored, err := tlog.RootHash(e.ctx, custody.LogOf(e.store, "acme"), size)
 	if err != nil || !bytes.Equal(stored, root) {
 		t.Errorf("stored root %x, %v; recomputed %x", stored, err, root)
 	}
 	for i := range size {
 		id := compact.NewNodeID(0, i)
-		got, err := e.store.Nodes(e.ctx, []compact.NodeID{id})
+		got, err := e.store.Nodes(e.ctx, "acme", []compact.NodeID{id})
 		want, _ := mem.Nodes(e.ctx, []compact.NodeID{id})
 		if err != nil || !bytes.Equal(got[0], want[0]) {
 			t.Errorf("leaf node %d: %x, %v; want %x", i, got, err, want[0])

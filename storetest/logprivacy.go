@@ -38,7 +38,7 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 			e := newEnv(t, open)
 			srv := httptest.NewServer(handler(e.svc))
 			t.Cleanup(srv.Close)
-			tc.fn(t, &apiEnv{env: e, srv: srv, tokens: map[string]string{}})
+			tc.fn(t, &apiEnv{env: e, srv: srv, tokens: map[string]string{}, tenants: map[string]string{}})
 		})
 	}
 }
@@ -46,9 +46,13 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 // apiEnv is the HTTP API over a subtest's service, with tokens by name.
 type apiEnv struct {
 	*env
-	srv    *httptest.Server
-	tokens map[string]string
+	srv     *httptest.Server
+	tokens  map[string]string
+	tenants map[string]string // by principal name
 }
+
+// tenantOf is the tenant of the principal name.
+func (a *apiEnv) tenantOf(name string) string { return a.tenants[name] }
 
 // logEntry is an entry of GET /v1/log/entries, as a client decodes it.
 type logEntry struct {
@@ -109,7 +113,7 @@ func (a *apiEnv) add(tenant, name string, roles []string, channels ...string) {
 	if err != nil {
 		a.t.Fatalf("add principal %s/%s: %v", tenant, name, err)
 	}
-	a.tokens[name] = tok
+	a.tokens[name], a.tenants[name] = tok, tenant
 }
 
 // call sends a JSON request as who, wants status, decodes the answer into
@@ -164,7 +168,7 @@ func (a *apiEnv) remember(who string, m memoryRequest, status int) string {
 func (a *apiEnv) checkpoint(who string) tlog.Checkpoint {
 	a.t.Helper()
 	note := a.call(who, "GET", "/v1/log/checkpoint", nil, 200, nil)
-	cp, err := a.svc.OpenCheckpoint(note)
+	cp, err := a.svc.OpenCheckpoint(a.tenantOf(who), note)
 	if err != nil {
 		a.t.Fatalf("checkpoint %q: %v", note, err)
 	}
@@ -281,6 +285,18 @@ func testLogPrivacy(t *testing.T, a *apiEnv) {
 		"text": "an email for alice", "source_ref": "email:for-alice-only"}, 200, nil)
 	a.remember("carol", memoryRequest{Namespace: "n", Class: "fact", Body: "carol's", Channel: "user"}, 201)
 	cp := a.checkpoint("bob")
+
+	// carol's tenant has a log of its own: its two entries (her principal's,
+	// redacted to her, and her record's), under its own origin; acme's log
+	// holds none of them.
+	carolCP := a.checkpoint("carol")
+	if carolCP.Size != 2 || carolCP.Origin != e.svc.LogOrigin("other") || cp.Origin != e.svc.LogOrigin("acme") || bytes.Equal(carolCP.Root, cp.Root) {
+		t.Errorf("carol's checkpoint is %d entries of %q, acme's %d of %q; want 2 of other's log, and another root", carolCP.Size, carolCP.Origin, cp.Size, cp.Origin)
+	}
+	carol, _ := a.entries("carol", carolCP.Size)
+	if le := carol[1]; le.redacted() || le.Tenant != "other" || le.Details["owner"] != "carol" {
+		t.Errorf("carol's entry 1: %+v, want her record's entry in full", le)
+	}
 
 	all, _ := a.entries("boss", cp.Size) // the admin's view is the whole tenant
 	byRecord := map[string][]logEntry{}

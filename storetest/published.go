@@ -65,7 +65,7 @@ func testCheckPublished(t *testing.T, e *env) {
 	if p := check("a store never checkpointed", ""); !p.Missing || p.LogSize != 2 || p.HasStored {
 		t.Errorf("a store never checkpointed: %+v", p)
 	}
-	if _, err := svc.Checkpoint(e.ctx); err != nil {
+	if _, err := svc.Checkpoint(e.ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	genuine, err := os.ReadFile(file)
@@ -77,13 +77,13 @@ func testCheckPublished(t *testing.T, e *env) {
 		t.Errorf("the genuine file: %+v", p)
 	}
 
-	signer, _, err := tlog.NewNoteSigner(custody.DefaultLogOrigin, key.SigningKey())
+	signer, _, err := tlog.NewNoteSigner(svc.LogOrigin("acme"), key.SigningKey())
 	if err != nil {
 		t.Fatal(err)
 	}
 	sign := func(s note.Signer, size uint64, root []byte) []byte {
 		t.Helper()
-		msg, err := tlog.SignCheckpoint(tlog.Checkpoint{Origin: custody.DefaultLogOrigin, Size: size, Root: root}, s)
+		msg, err := tlog.SignCheckpoint(tlog.Checkpoint{Origin: svc.LogOrigin("acme"), Size: size, Root: root}, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,12 +98,12 @@ func testCheckPublished(t *testing.T, e *env) {
 	other := make([]byte, tlog.HashSize)
 	other[0] = 1
 	put(sign(signer, 5, other))
-	check("a file ahead of the log", "covers 5 log entries but the store's log has only 3")
+	check("a file ahead of the log", "covers 5 entries of acme's log but the store's log has only 3")
 	ahead, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Checkpoint(e.ctx); !errors.Is(err, custody.ErrRolledBack) {
+	if _, err := svc.Checkpoint(e.ctx, "acme"); !errors.Is(err, custody.ErrRolledBack) {
 		t.Errorf("Checkpoint over a file ahead of the log = %v, want ErrRolledBack", err)
 	}
 	if now, err := os.ReadFile(file); err != nil || string(now) != string(ahead) {
@@ -120,11 +120,11 @@ func testCheckPublished(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherSigner, _, err := tlog.NewNoteSigner(custody.DefaultLogOrigin, otherKey.SigningKey())
+	otherSigner, _, err := tlog.NewNoteSigner(svc.LogOrigin("acme"), otherKey.SigningKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := tlog.RootHash(e.ctx, e.store, 2)
+	root, err := tlog.RootHash(e.ctx, custody.LogOf(e.store, "acme"), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,7 +246,7 @@ func testTenantIsolation(t *testing.T, e *env) {
 		if _, err := e.svc.Approve(e.ctx, s.rev, o.email); !isNotFound(err) {
 			t.Errorf("%s approves %s's candidate: err = %v, want not found", s.tenant, o.tenant, err)
 		}
-		size, err := e.store.LogSize(e.ctx)
+		size, err := e.store.LogSize(e.ctx, s.tenant)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -105,13 +105,21 @@ func CopyUnsalted(tb testing.TB, key *tlog.ServerKey, from, to custody.Store) {
 		}
 		keys[id] = ed25519.PrivateKey(raw)
 	}
-	size, err := from.LogSize(ctx)
+	tenants, err := from.LogTenants(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	leaves, err := from.Leaves(ctx, 0, size)
-	if err != nil {
-		tb.Fatal(err)
+	var leaves []custody.Leaf
+	for _, t := range tenants {
+		size, err := from.LogSize(ctx, t)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ls, err := from.Leaves(ctx, t, 0, size)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		leaves = append(leaves, ls...)
 	}
 	err = to.Update(ctx, func(tx custody.Tx) error {
 		for _, p := range ps {

@@ -69,23 +69,31 @@ func testMentioning(t *testing.T, e *env) {
 	})
 }
 
-// Stored checkpoints: the largest is the latest; a size stored twice keeps
-// its first note.
+// Stored checkpoints, per tenant: the largest is the latest; a size stored
+// twice keeps its first note; another tenant's are not seen.
 func testCheckpoints(t *testing.T, e *env) {
-	if _, _, err := e.store.LatestCheckpoint(e.ctx); !isNotFound(err) {
+	if _, _, err := e.store.LatestCheckpoint(e.ctx, "acme"); !isNotFound(err) {
 		t.Errorf("latest of none: err = %v, want not found", err)
 	}
 	for _, c := range []struct {
-		size uint64
-		note string
-	}{{3, "three"}, {5, "five"}, {5, "five again"}, {4, "four"}} {
-		if err := e.store.SaveCheckpoint(e.ctx, c.size, []byte(c.note)); err != nil {
+		tenant string
+		size   uint64
+		note   string
+	}{{"acme", 3, "three"}, {"acme", 5, "five"}, {"acme", 5, "five again"}, {"acme", 4, "four"}, {"beta", 9, "beta nine"}} {
+		if err := e.store.SaveCheckpoint(e.ctx, c.tenant, c.size, []byte(c.note)); err != nil {
 			t.Fatalf("save %d: %v", c.size, err)
 		}
 	}
-	size, note, err := e.store.LatestCheckpoint(e.ctx)
+	size, note, err := e.store.LatestCheckpoint(e.ctx, "acme")
 	if err != nil || size != 5 || string(note) != "five" {
 		t.Errorf("latest = %d %q %v, want 5 \"five\"", size, note, err)
+	}
+	size, note, err = e.store.LatestCheckpoint(e.ctx, "beta")
+	if err != nil || size != 9 || string(note) != "beta nine" {
+		t.Errorf("latest of beta = %d %q %v, want 9 \"beta nine\"", size, note, err)
+	}
+	if _, _, err := e.store.LatestCheckpoint(e.ctx, "gamma"); !isNotFound(err) {
+		t.Errorf("latest of a tenant with none: err = %v, want not found", err)
 	}
 }
 

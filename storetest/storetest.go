@@ -121,6 +121,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticFallback", testSemanticFallback},
 		{"SemanticModelChange", testSemanticModelChange},
 		{"SemanticErase", testSemanticErase},
+		{"TenantLogs", testTenantLogs},
+		{"LogName", testLogName},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

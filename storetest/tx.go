@@ -18,9 +18,9 @@ func testTransactions(t *testing.T, e *env) {
 			Channel: "user", Writer: "tx/alice", Authority: custody.AuthorityUser, Audience: "owner", State: custody.StateAdmitted,
 			CreatedAt: Start, Version: 1, Parents: []custody.Edge{}}
 	}
-	size := func() uint64 {
+	size := func(tenant ...string) uint64 {
 		t.Helper()
-		n, err := e.store.LogSize(e.ctx)
+		n, err := e.store.LogSize(e.ctx, append(tenant, "tx")[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func testTransactions(t *testing.T, e *env) {
 	// Concurrent writers: versions of one key stay unique and the log
 	// contiguous.
 	alice := e.user("acme", "alice")
-	before := size()
+	before := size("acme")
 	const writers, each = 6, 5
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -129,10 +129,10 @@ func testTransactions(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	if n := size(); n != before+writers*each {
+	if n := size("acme"); n != before+writers*each {
 		t.Errorf("log grew by %d, want %d", n-before, writers*each)
 	}
-	checkContiguous(t, e)
+	checkContiguous(t, e, "acme")
 }
 
 // Principals: by token, by name, listed by tenant and name.

@@ -30,7 +30,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !*keep {
 		defer os.RemoveAll(dir)
 	}
-	sf := storeFlags{db: filepath.Join(dir, "custody.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(dir, "custody.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		return err

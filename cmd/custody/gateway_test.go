@@ -32,7 +32,7 @@ func TestMCPGateway(t *testing.T) {
 		`","actions":{"send_money":"send_money","get_transactions":"get_most_recent_transactions"}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sf := storeFlags{db: filepath.Join(dir, "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(dir, "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

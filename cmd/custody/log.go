@@ -18,9 +18,9 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	switch {
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
 		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n"+
-			"       custody log key [--db FILE | --postgres DSN]\n\n"+
+			"       custody log key --tenant NAME [--db FILE | --postgres DSN]\n\n"+
 			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n"+
-			"  key         print the checkpoint verifier key (of a running server, or of a store's key file with --db)\n\n"+
+			"  key         print the checkpoint verifier key of a tenant's log (of a running server, or of a store with --db)\n\n"+
 			"Run 'custody log checkpoint -h' or 'custody log key -h' for their flags.\n")
 		return flag.ErrHelp
 	case len(args) > 0 && args[0] == "key":
@@ -32,10 +32,10 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	cf := registerClientFlags(fs)
 	pinFile := fs.String("pin", os.Getenv("CUSTODY_PIN"), "pin `file`: the newest checkpoint seen; the server's must extend it, and replaces it (default $CUSTODY_PIN)")
-	vkey := fs.String("verifier", os.Getenv("CUSTODY_VERIFIER_KEY"), "checkpoint verifier `key` custody serve prints, origin+hash+base64; required with --pin (default $CUSTODY_VERIFIER_KEY)")
+	vkey := fs.String("verifier", os.Getenv("CUSTODY_VERIFIER_KEY"), "verifier `key` of your tenant's log (custody log key --tenant NAME prints it), origin+hash+base64; required with --pin (default $CUSTODY_VERIFIER_KEY)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
-			"Prints the signed checkpoint of the log of the server at $CUSTODY_URL (with $CUSTODY_TOKEN).\n"+
+			"Prints the signed checkpoint of the log of your tenant on the server at $CUSTODY_URL (with\n$CUSTODY_TOKEN); each tenant's log is a tree of its own, with its own origin and key name.\n"+
 			"With --pin, it first checks the checkpoint's signature and that the log extends the one\n"+
 			"saved in FILE (a consistency proof from the server), then saves it there: a server whose\n"+
 			"store was rolled back or rewritten since fails with exit 1, and FILE is kept. The pin file\n"+
@@ -61,7 +61,7 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *vkey == "" {
-		return usageError{"--pin needs --verifier KEY (or $CUSTODY_VERIFIER_KEY): the checkpoint verifier key custody serve prints"}
+		return usageError{"--pin needs --verifier KEY (or $CUSTODY_VERIFIER_KEY): the verifier key of your tenant's log, which custody log key --tenant NAME prints"}
 	}
 	saved, err := os.ReadFile(*pinFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -143,12 +143,14 @@ func runLogKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf.register(fs)
 	existingStore(fs)
 	cf := registerClientFlags(fs)
+	tenant := fs.String("tenant", "", "the `tenant` whose log the key verifies (required)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody log key [--url URL | --db FILE | --postgres DSN]\n\n"+
-			"Prints the verifier key of the log's signed checkpoints (a C2SP signed-note vkey:\n"+
-			"origin+hash+base64 key). With --db or --postgres it is read from the store's server key\n"+
-			"file; otherwise it is fetched from the server at --url, no token needed. Pin the key from\n"+
-			"a source you trust (the store's own files, the operator), not from the server you check.\n\n")
+		fmt.Fprintf(stderr, "Usage: custody log key --tenant NAME [--url URL | --db FILE | --postgres DSN]\n\n"+
+			"Prints the verifier key of the signed checkpoints of the tenant's log (a C2SP signed-note\n"+
+			"vkey: origin+hash+base64 key; each tenant's log has its own origin, which names the key).\n"+
+			"With --db or --postgres it is read from the store's server key file and log name; otherwise\n"+
+			"it is fetched from the server at --url, no token needed. Pin the key from a source you\n"+
+			"trust (the store's own files, the operator), not from the server you check.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -157,11 +159,14 @@ func runLogKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
+	if *tenant == "" {
+		return usageError{"name the tenant whose log's key to print: custody log key --tenant NAME (each tenant's log has its own key name)"}
+	}
 	offline := false
 	fs.Visit(func(f *flag.Flag) { offline = offline || f.Name == "db" || f.Name == "postgres" || f.Name == "key" })
 	offline = offline || sf.postgres != ""
 	if !offline {
-		key, err := client.New(cf.url, "").LogKey(ctx)
+		key, err := client.New(cf.url, "").LogKey(ctx, *tenant)
 		if err != nil {
 			return err
 		}
@@ -176,7 +181,7 @@ func runLogKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	key, err := svc.VerifierKey()
+	key, err := svc.VerifierKey(*tenant)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,11 @@ func serveDir(t *testing.T, dir string) (svc *custody.Service, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if svc, err = custody.New(store, key, custody.Options{}); err != nil {
+	name, err := custody.ResolveLogName(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc, err = custody.New(store, key, custody.Options{LogOrigin: name.Name}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.DiscardHandler)}).Handler())
@@ -48,7 +52,7 @@ func TestLogCheckpointPin(t *testing.T) {
 	dir, old := t.TempDir(), t.TempDir()
 	pinFile := filepath.Join(t.TempDir(), "pin")
 	svc, stop := serveDir(t, dir)
-	vkey, err := svc.VerifierKey()
+	vkey, err := svc.VerifierKey("acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +73,7 @@ func TestLogCheckpointPin(t *testing.T) {
 	}
 	t.Setenv("CUSTODY_VERIFIER_KEY", vkey)
 	note, _, err := run(t, token, runLog, "checkpoint")
-	if err != nil || !strings.HasPrefix(note, custody.DefaultLogOrigin+"\n") {
+	if err != nil || !strings.HasPrefix(note, svc.LogOrigin("acme")+"\n") {
 		t.Fatalf("log checkpoint = %v, %q; want the signed note", err, note)
 	}
 	if out, _, err := run(t, token, runLog, "checkpoint", "--pin", pinFile); err != nil || !strings.HasPrefix(out, "ok: pinned the log (1 entries") {
@@ -109,20 +113,23 @@ func TestLogKey(t *testing.T) {
 	dir := t.TempDir()
 	svc, stop := serveDir(t, dir)
 	defer stop()
-	want, err := svc.VerifierKey()
+	want, err := svc.VerifierKey("acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("CUSTODY_TOKEN", "")
-	fromServer, _, err := run(t, "", runLog, "key")
+	if _, _, err := run(t, "", runLog, "key"); err == nil || !strings.Contains(err.Error(), "--tenant") {
+		t.Fatalf("log key without a tenant: %v; want a usage error naming --tenant", err)
+	}
+	fromServer, _, err := run(t, "", runLog, "key", "--tenant", "acme")
 	if err != nil || strings.TrimSpace(fromServer) != want {
 		t.Fatalf("log key from the server = %q, %v; want %q", fromServer, err, want)
 	}
-	fromStore, _, err := run(t, "", runLog, "key", "--db", filepath.Join(dir, "c.db"))
+	fromStore, _, err := run(t, "", runLog, "key", "--tenant", "acme", "--db", filepath.Join(dir, "c.db"))
 	if err != nil || strings.TrimSpace(fromStore) != want {
 		t.Fatalf("log key --db = %q, %v; want %q", fromStore, err, want)
 	}
-	cp, err := svc.Checkpoint(t.Context())
+	cp, err := svc.Checkpoint(t.Context(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +141,7 @@ func TestLogKey(t *testing.T) {
 		t.Fatalf("the printed key does not verify the checkpoint: %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "none.db")
-	if _, _, err := run(t, "", runLog, "key", "--db", missing); err == nil || !strings.Contains(err.Error(), "no store") {
+	if _, _, err := run(t, "", runLog, "key", "--tenant", "acme", "--db", missing); err == nil || !strings.Contains(err.Error(), "no store") {
 		t.Fatalf("log key on a missing store: %v; want a refusal", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {

@@ -82,7 +82,7 @@ func callTool[T any](t *testing.T, cs *mcp.ClientSession, name string, args map[
 
 func TestMCPStdioOnStore(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestMCPStdioOnStore(t *testing.T) {
 // With --url, the same tools run on a server through its HTTP API.
 func TestMCPStdioOnServer(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

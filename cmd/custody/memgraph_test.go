@@ -18,7 +18,7 @@ import (
 
 func TestMCPMemoryGraph(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestMCPMemoryGraph(t *testing.T) {
 // from outside makes the graph's writes wait for review.
 func TestMCPMemoryGraphOnServer(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -156,7 +156,7 @@ func TestPrincipalAdminHelp(t *testing.T) {
 // call before the revocation works.
 func TestMCPStdioRevoked(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestMCPStdioRevoked(t *testing.T) {
 // as the plain tools do; the calls before the revocation work.
 func TestMCPMemoryGraphStdioRevoked(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func restoreInto(ctx context.Context, sf *storeFlags, data []byte, stdout, stder
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Checkpoint(ctx); err != nil {
+	if _, err := svc.Checkpoint(ctx, rep.Tenant); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "restored tenant %s: %d principals, %d records (%d already present, %d kept ineligible by the registry)\n",

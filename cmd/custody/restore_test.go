@@ -22,8 +22,9 @@ func storeFiles(t *testing.T, dir, prefix string) []string {
 // TestRestoreNeedsTheSourceKey: a restore without the exporting server's
 // key (none given, or another server's) fails before creating anything,
 // with a message naming --key; a restore that fails after opening a new
-// store (a snapshot of another log) leaves no store files behind; with the
-// source's key it restores.
+// store (one refused the log name every installation would share) leaves
+// no store files behind; with the source's key it restores, into a store
+// whose log name is its own.
 func TestRestoreNeedsTheSourceKey(t *testing.T) {
 	dir := t.TempDir()
 	src, other, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "c.db"), filepath.Join(dir, "b.db")
@@ -46,7 +47,7 @@ func TestRestoreNeedsTheSourceKey(t *testing.T) {
 	}{
 		{"no key", []string{"--db", dst, "--in", snap}, "--key"},
 		{"another server's key", []string{"--db", dst, "--key", other + ".key", "--in", snap}, "--key"},
-		{"another log", []string{"--db", dst, "--key", src + ".key", "--origin", "elsewhere.example/log", "--in", snap}, "elsewhere.example/log"},
+		{"the shared default log name", []string{"--db", dst, "--key", src + ".key", "--origin", "custody.local/log", "--in", snap}, "custody.local/log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

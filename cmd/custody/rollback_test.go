@@ -26,7 +26,7 @@ type rolledBack struct {
 func newRolledBack(t *testing.T) rolledBack {
 	t.Helper()
 	dir := t.TempDir()
-	rb := rolledBack{sf: storeFlags{db: filepath.Join(dir, "c.db"), origin: custody.DefaultLogOrigin}, backup: t.TempDir(),
+	rb := rolledBack{sf: storeFlags{db: filepath.Join(dir, "c.db")}, backup: t.TempDir(),
 		saved: filepath.Join(t.TempDir(), "saved.checkpoint")}
 	write := func(bodies ...string) {
 		svc, st, err := rb.sf.open(t.Context(), nil)
@@ -51,7 +51,7 @@ func newRolledBack(t *testing.T) rolledBack {
 				t.Fatal(err)
 			}
 		}
-		if _, err := svc.Checkpoint(t.Context()); err != nil {
+		if _, err := svc.Checkpoint(t.Context(), "acme"); err != nil {
 			t.Fatal(err)
 		}
 	}

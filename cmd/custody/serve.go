@@ -82,7 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	first := svc.Checkpoint
+	first := svc.CheckpointAll
 	if accepted {
 		first = svc.AcceptRollback
 	}
@@ -108,11 +108,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := api.HTTPServer()
 	srv.RegisterOnShutdown(mcpSrv.Close) // ends the MCP event streams
 	url := "http://" + ln.Addr().String()
-	vkey, err := svc.VerifierKey()
+	vkey, err := svc.VerifierKey("acme")
 	if err != nil {
 		return err
 	}
-	greet(stderr, url, sf.where(), sf.flagArg(), vkey)
+	greet(stderr, url, sf.where(), sf.flagArg(), svc.LogName(), vkey)
 
 	bg, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -133,7 +133,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cancel()
 	wg.Wait()
-	if _, cerr := svc.Checkpoint(context.Background()); cerr != nil {
+	if _, cerr := svc.CheckpointAll(context.Background()); cerr != nil {
 		logger.Warn("final checkpoint", "err", cerr)
 	}
 	if errors.Is(err, http.ErrServerClosed) {
@@ -186,7 +186,7 @@ func rateOptions(perSecond float64, burst int) (float64, error) {
 	return perSecond, nil
 }
 
-func greet(w io.Writer, url, where, storeArg, verifierKey string) {
+func greet(w io.Writer, url, where, storeArg, logName, verifierKey string) {
 	fmt.Fprintf(w, `custody is serving on %[1]s (store %[2]s)
 
 Create a principal and make a first call (in another terminal):
@@ -197,18 +197,19 @@ Create a principal and make a first call (in another terminal):
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/search -d '{"query":"answers"}'
 
 API description: %[1]s/v1/openapi.json · review console: %[1]s/console/ · metrics: %[1]s/metrics · stop with Ctrl-C
-Checkpoint verifier key (pin the log with custody log checkpoint --pin FILE --verifier KEY):
-  %[4]s
+Log name %[4]s: each tenant's log is a tree of its own, with the origin %[4]s/<tenant>
+and its own verifier key; acme's (custody log key --tenant NAME %[3]s prints any tenant's;
+pin a log with custody log checkpoint --pin FILE --verifier KEY):
+  %[5]s
 
-`, url, where, storeArg, verifierKey)
+`, url, where, storeArg, logName, verifierKey)
 }
 
-// checkpointLoop signs a checkpoint when the log grew by every entries or
-// interval passed with growth.
+// checkpointLoop signs a checkpoint of each tenant's log when it grew by
+// every entries, or interval passed and it grew.
 func checkpointLoop(ctx context.Context, svc *custody.Service, every uint64, interval time.Duration, logger *slog.Logger) {
 	tick := time.NewTicker(min(interval, time.Second))
 	defer tick.Stop()
-	var lastSize uint64
 	last := time.Now()
 	for {
 		select {
@@ -216,18 +217,13 @@ func checkpointLoop(ctx context.Context, svc *custody.Service, every uint64, int
 			return
 		case <-tick.C:
 		}
-		size, err := svc.Store().LogSize(ctx)
-		if err != nil || size == lastSize {
-			continue
+		growth := every
+		if time.Since(last) >= interval {
+			growth, last = 1, time.Now()
 		}
-		if size-lastSize < every && time.Since(last) < interval {
-			continue
-		}
-		if _, err := svc.Checkpoint(ctx); err != nil {
+		if _, err := svc.CheckpointGrown(ctx, growth); err != nil {
 			logger.Warn("checkpoint", "err", err)
-			continue
 		}
-		lastSize, last = size, time.Now()
 	}
 }
 

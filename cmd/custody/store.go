@@ -38,7 +38,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", DefaultDB, "SQLite database `file` (created if absent)")
 	fs.StringVar(&f.postgres, "postgres", os.Getenv("CUSTODY_POSTGRES"), "PostgreSQL `DSN` to use instead of SQLite (default $CUSTODY_POSTGRES)")
 	fs.StringVar(&f.key, "key", "", "server key `file` that seals principal keys and signs checkpoints (default: the database path + \".key\", or custody.key with --postgres; created on first start)")
-	fs.StringVar(&f.origin, "origin", custody.DefaultLogOrigin, "log `name` on the first line of checkpoints")
+	fs.StringVar(&f.origin, "origin", "", "the installation's log `name`: tenant T's log has the origin NAME/T on the first line of its checkpoints (default: the one the store holds; a new store gets a unique one)")
 }
 
 func (f *storeFlags) registerPolicy(fs *flag.FlagSet) {
@@ -124,7 +124,15 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.LogOrigin = f.origin
+	name, err := custody.ResolveLogName(ctx, st, f.origin)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	if name.Recorded && stderr != nil {
+		fmt.Fprintf(stderr, "custody: the store's log name is %s (tenant T's log has the origin %s/T)\n", name.Name, name.Name)
+	}
+	opts.LogOrigin = name.Name
 	opts.CheckpointFile = f.checkpointPath()
 	opts.VerifyStatusFile = f.verifyStatusPath()
 	opts.RegistryFile = f.keyPath() + ".registry"

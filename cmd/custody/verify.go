@@ -54,8 +54,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	p.done()
 	recordOutcome(sf, rep, err, stderr)
 	var d *custody.Difference
+	if err != nil {
+		printLogs(stdout, rep)
+	}
 	if errors.As(err, &d) && d.Derived {
 		return fmt.Errorf("the store and its log disagree: %s\n(the records match their log, but what the store derives from them for speed was changed outside custody: run custody reindex, with the same store flags, to rebuild it from the records)", d.What)
+	}
+	if errors.As(err, &d) && d.Tenant != "" {
+		return fmt.Errorf("the store and its log disagree: in %s's log, %s\n%s", d.Tenant, d.What, restoreAdvice)
 	}
 	if errors.As(err, &d) {
 		return fmt.Errorf("the store and its log disagree: %s\n%s", d.What, restoreAdvice)
@@ -63,8 +69,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "ok: %d log entries, %d records, %d principals and %d checkpoints agree; root %s\n",
-		rep.Entries, rep.Records, rep.Principals, rep.Checkpoints, base64.StdEncoding.EncodeToString(rep.Root))
+	fmt.Fprintf(stdout, "ok: %d log entries in %d tenants' logs, %d records, %d principals and %d checkpoints agree\n",
+		rep.Entries, len(rep.Logs), rep.Records, rep.Principals, rep.Checkpoints)
+	printLogs(stdout, rep)
 	if len(rep.Uncovered) > 0 {
 		fmt.Fprintf(stderr, "custody verify: note: the log does not cover %d things, so they could not be checked:\n", len(rep.Uncovered))
 		for _, u := range rep.Uncovered {
@@ -85,7 +92,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func recordOutcome(sf storeFlags, rep *custody.VerifyReport, err error, stderr io.Writer) {
 	st := custody.VerifyStatus{At: time.Now().UTC(), OK: err == nil}
 	if rep != nil {
-		st.Entries, st.Root = rep.Entries, rep.Root
+		st.Entries, st.Logs = rep.Entries, rep.Logs
 	}
 	var d *custody.Difference
 	switch {
@@ -96,6 +103,24 @@ func recordOutcome(sf storeFlags, rep *custody.VerifyReport, err error, stderr i
 	}
 	if werr := custody.WriteVerifyStatus(sf.verifyStatusPath(), st); werr != nil {
 		fmt.Fprintf(stderr, "custody verify: could not record the outcome for the server to report: %v\n", werr)
+	}
+}
+
+// printLogs prints one line per tenant's log: its origin, size and root,
+// or the difference found in it.
+func printLogs(w io.Writer, rep *custody.VerifyReport) {
+	if rep == nil {
+		return
+	}
+	for _, l := range rep.Logs {
+		if l.Problem != "" {
+			fmt.Fprintf(w, "  %s: DIFFERS (%s): %s\n", l.Tenant, l.Origin, l.Problem)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: ok (%s): %d entries, %d checkpoints, root %s\n", l.Tenant, l.Origin, l.Entries, l.Checkpoints, base64.StdEncoding.EncodeToString(l.Root))
+	}
+	if rep.Legacy > 0 {
+		fmt.Fprintf(w, "  the log all tenants shared before one log per tenant: %d entries, rebuilt from the tenants' logs\n", rep.Legacy)
 	}
 }
 
@@ -133,10 +158,11 @@ func missingCheckpointWarning(ctx context.Context, svc *custody.Service, sf stor
 		return "", nil
 	}
 	what := fmt.Sprintf("no checkpoint file at %s, although the log has %d entries", path, rep.Entries)
-	if _, _, err := svc.Store().LatestCheckpoint(ctx); err == nil {
+	p, err := svc.CheckPublished(ctx)
+	if errors.Is(err, custody.ErrRolledBack) || err == nil && p.HasStored {
 		what += " and the store holds checkpoints a server published (the file may have been removed to hide a rollback;" +
 			" custody serve refuses to start on this store)"
-	} else if !errors.Is(err, custody.ErrNotFound) {
+	} else if err != nil {
 		return "", err
 	}
 	if extra > 0 {

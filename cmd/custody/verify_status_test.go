@@ -47,7 +47,7 @@ func TestVerifyOutcomeIsReported(t *testing.T) {
 		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
 			t.Fatalf("GET /v1/log/status: %d, %v", res.StatusCode, err)
 		}
-		vkey, _ := svc.VerifierKey()
+		vkey, _ := svc.VerifierKey("acme")
 		if out.VerifierKey != vkey || out.Size == 0 || !strings.Contains(out.Checkpoint, "\n\n— ") {
 			t.Fatalf("log status %+v: want the checkpoint and its key %s", out, vkey)
 		}

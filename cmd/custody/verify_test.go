@@ -77,7 +77,7 @@ func TestReindexCommand(t *testing.T) {
 func storeWithSummary(t *testing.T) storeFlags {
 	t.Helper()
 	ctx := t.Context()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

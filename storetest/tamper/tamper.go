@@ -67,6 +67,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, b) })
 	t.Run("Pause", func(t *testing.T) { testPauseHTTP(t, b) })
 	t.Run("Metadata", func(t *testing.T) { testMetadataHTTP(t, b) })
+	t.Run("TenantLogs", func(t *testing.T) { testTenantLogTampering(t, b) })
 }
 
 // tamperEnv is a store, a service over it and an HTTP server in front.
@@ -383,11 +384,11 @@ func testDecisionTampering(t *testing.T, b Backend) {
 			e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
 		}, []string{"$kept", "admission inputs"}},
 		{"checkpoint forged", func(e *tamperEnv, _, _ string) {
-			if _, err := e.svc.Checkpoint(e.ctx); err != nil {
+			if _, err := e.svc.Checkpoint(e.ctx, "acme"); err != nil {
 				e.t.Fatal(err)
 			}
 			e.verify()
-			e.exec(`INSERT INTO checkpoints (size, note) VALUES (1000000, %s)`, b.blob([]byte("custody.local/log\n1000000\nAAAA\n\n")))
+			e.exec(`INSERT INTO checkpoints (tenant, size, note) VALUES ('acme', 1000000, %s)`, b.blob([]byte(e.svc.LogOrigin("acme")+"\n1000000\nAAAA\n\n")))
 		}, []string{"latest stored checkpoint"}},
 		{"policy version", func(e *tamperEnv, kept, _ string) {
 			e.exec(`UPDATE records SET policy_version = 'trusted' WHERE id = '%s'`, kept)

@@ -287,12 +287,14 @@ class Client:
             yield from entries
             start += len(entries)
 
-    def log_key(self) -> str:
-        """The checkpoint verifier key (C2SP signed-note vkey); asked without the token."""
-        return self._request("GET", "/v1/log/key", raw=True, auth=False).strip()
+    def log_key(self, tenant: str) -> str:
+        """The verifier key (C2SP signed-note vkey) of the checkpoints of tenant's log, each
+        tenant's log having its own origin; asked without the token."""
+        return self._request("GET", "/v1/log/key", {"tenant": tenant}, raw=True, auth=False).strip()
 
     def log_status(self, *, subject: Optional[str] = None) -> LogStatus:
-        """{checkpoint, size, verifier_key, last_verify}; last_verify is None before any custody verify."""
+        """{checkpoint, size, origin, verifier_key, last_verify} of the caller's tenant's log;
+        last_verify is None before any custody verify."""
         return LogStatus.from_dict(self._request("GET", "/v1/log/status", {"subject": self._subject(subject)}))
 
     # -- principals (admin) ----------------------------------------------

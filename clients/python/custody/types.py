@@ -212,10 +212,12 @@ class ErasureReceipt:
 
 @dataclass
 class LogStatus:
-    """The log's signed checkpoint, size, verifier key and last custody verify (or None)."""
+    """The caller's tenant's log: its signed checkpoint, size, origin, verifier key and last
+    custody verify (or None)."""
 
     checkpoint: str
     size: int = 0
+    origin: str = ""
     verifier_key: str = ""
     last_verify: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)

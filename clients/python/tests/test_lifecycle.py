@@ -144,12 +144,15 @@ class NamespacesAndLogTest(unittest.TestCase):
         self.assertEqual(sorted(r.namespace for r in gail.search("kept", namespace_prefix="work")), ["work", "work/notes", "work/plans"])
 
     def test_log_key_and_status(self):
-        key = client(token="").log_key()
+        key = client(token="").log_key("acme")
         self.assertTrue(key)
         st = client("admin").log_status()
         self.assertIsInstance(st, custody.LogStatus)
         self.assertEqual(st.verifier_key, key)
-        self.assertTrue(st.checkpoint.startswith(key.split("+")[0]))
+        self.assertEqual(key.split("+")[0], st.origin)
+        self.assertTrue(st.origin.endswith("/acme"))
+        self.assertTrue(st.checkpoint.startswith(st.origin + "\n"))
+        self.assertNotEqual(client(token="").log_key("beta").split("+")[0], st.origin)
         self.assertGreater(st.size, 0)
         self.assertIsNone(st.last_verify)
         with self.assertRaises(custody.Unauthenticated):

@@ -349,12 +349,15 @@ export class CustodyClient {
     }
   }
 
-  /** The checkpoint verifier key (C2SP signed-note vkey); asked without the token. */
-  async logKey(): Promise<string> {
-    return (await this.request<string>('GET', '/v1/log/key', {}, undefined, undefined, false)).trim();
+  /**
+   * The verifier key (C2SP signed-note vkey) of the checkpoints of tenant's log, each tenant's log
+   * having its own origin; asked without the token.
+   */
+  async logKey(tenant: string): Promise<string> {
+    return (await this.request<string>('GET', '/v1/log/key', { tenant }, undefined, undefined, false)).trim();
   }
 
-  /** The signed checkpoint, the size, the verifier key and the last custody verify (null before any). */
+  /** The caller's tenant's log: its signed checkpoint, size, origin, verifier key and last custody verify (null before any). */
   logStatus(o?: CallOptions): Promise<LogStatus> {
     return this.request('GET', '/v1/log/status', { subject: this.sub(o) });
   }

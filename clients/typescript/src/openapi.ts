@@ -79,7 +79,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed checkpoint (C2SP signed note) of the audit log */
+        /** The signed checkpoint (C2SP signed note) of the caller's tenant's audit log */
         get: operations["get-v1-log-checkpoint"];
         put?: never;
         post?: never;
@@ -96,7 +96,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A range of log entries, decoded where the caller may read them */
+        /** A range of the caller's tenant's log entries, decoded where the caller may read them */
         get: operations["get-v1-log-entries"];
         put?: never;
         post?: never;
@@ -113,7 +113,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The checkpoint verifier key (C2SP signed-note vkey), served without a token */
+        /** The checkpoint verifier key (C2SP signed-note vkey) of a tenant's log, served without a token */
         get: operations["get-v1-log-key"];
         put?: never;
         post?: never;
@@ -130,7 +130,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** RFC 6962 consistency proof between two tree sizes */
+        /** RFC 6962 consistency proof between two tree sizes of the caller's tenant's log */
         get: operations["get-v1-log-proof-consistency"];
         put?: never;
         post?: never;
@@ -147,7 +147,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** RFC 6962 inclusion proof of a leaf */
+        /** RFC 6962 inclusion proof of a leaf of the caller's tenant's log */
         get: operations["get-v1-log-proof-inclusion"];
         put?: never;
         post?: never;
@@ -164,7 +164,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The checkpoint, its verifier key and the outcome of the last custody verify */
+        /** The checkpoint of the caller's tenant's log, its verifier key and the outcome of the last custody verify of it */
         get: operations["get-v1-log-status"];
         put?: never;
         post?: never;
@@ -907,14 +907,26 @@ export interface components {
             time?: string;
             transition?: string;
         };
+        LogReport: {
+            /** Format: int64 */
+            checkpoints: number;
+            /** Format: int64 */
+            entries: number;
+            origin: string;
+            problem?: string;
+            root?: string;
+            tenant: string;
+        };
         LogStatusResponse: {
             /** @description the signed checkpoint, as GET /v1/log/checkpoint answers it */
             checkpoint: string;
-            /** @description the outcome of the last custody verify run on this store, or null */
+            /** @description the outcome of the last custody verify run on this store, for this tenant's log, or null */
             last_verify: components["schemas"]["VerifyStatus"];
+            /** @description the origin of the tenant's log, the first line of its checkpoints */
+            origin: string;
             /** Format: int64 */
             size: number;
-            /** @description the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key answers it */
+            /** @description the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key?tenant= answers it */
             verifier_key: string;
         };
         MemoryRequest: {
@@ -1297,6 +1309,7 @@ export interface components {
             at: string;
             /** Format: int64 */
             entries: number;
+            logs?: components["schemas"]["LogReport"][] | null;
             ok: boolean;
             problem?: string;
             root?: string;
@@ -1481,7 +1494,10 @@ export interface operations {
     };
     "get-v1-log-key": {
         parameters: {
-            query?: never;
+            query: {
+                /** @description the tenant whose log the key verifies (each tenant's log has its own origin, the key's name) */
+                tenant: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -133,11 +133,14 @@ test('namespaces iterator', async () => {
 });
 
 test('log key and status', async () => {
-  const key = await withToken('').logKey();
+  const key = await withToken('').logKey('acme');
   assert.ok(key);
   const st = await client('admin').logStatus();
   assert.equal(st.verifier_key, key);
-  assert.ok(st.checkpoint.startsWith(key.split('+')[0]));
+  assert.equal(key.split('+')[0], st.origin);
+  assert.ok(st.origin.endsWith('/acme'));
+  assert.ok(st.checkpoint.startsWith(st.origin + '\n'));
+  assert.notEqual((await withToken('').logKey('beta')).split('+')[0], st.origin);
   assert.ok(st.size > 0);
   assert.equal(st.last_verify, null);
   assert.ok((await withToken('not-a-token').logStatus().catch((e) => e)) instanceof UnauthenticatedError);
