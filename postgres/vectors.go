@@ -12,14 +12,18 @@ import (
 var _ custody.VectorStore = (*Store)(nil)
 
 // PutVectors stores vectors (migration 009); a record erased meanwhile
-// gets none: writes hold the write lock, so the check and the insert are
-// one step.
+// gets none: each vector is stored under its tenant's lock, which an
+// erasure holds too, so the check and the insert are one step.
 func (s *Store) PutVectors(ctx context.Context, model string, vs []custody.RecordVector) error {
 	return s.Update(ctx, func(tx custody.Tx) error {
-		t := tx.(*txn)
+		l := tx.(*lockedTx)
+		t := l.t
 		for _, v := range vs {
 			if !storable(v.ID, v.Tenant) {
 				continue
+			}
+			if err := l.lock(ctx, v.Tenant); err != nil {
+				return err
 			}
 			err := t.exec(ctx, `INSERT INTO vectors (id, model, dim, vec)
  SELECT id, $1, $2, $3 FROM records WHERE id = $4 AND tenant = $5 AND NOT erased
@@ -69,7 +73,13 @@ func (s *Store) VectorOf(ctx context.Context, tenant, id string) (string, int, e
 
 // DropVectors deletes every vector.
 func (s *Store) DropVectors(ctx context.Context) error {
-	return s.Update(ctx, func(tx custody.Tx) error { return tx.(*txn).exec(ctx, `DELETE FROM vectors`) })
+	return s.Update(ctx, func(tx custody.Tx) error {
+		l := tx.(*lockedTx)
+		if err := l.lock(ctx, ""); err != nil { // every tenant's vectors
+			return err
+		}
+		return l.t.exec(ctx, `DELETE FROM vectors`)
+	})
 }
 
 // VectorSearch scans the vectors of model of the records eligible for sc

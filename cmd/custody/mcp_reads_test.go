@@ -18,7 +18,7 @@ import (
 // the memory's impact names that session.
 func TestMCPStdioRecordsReads(t *testing.T) {
 	ctx := context.Background()
-	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db"), origin: custody.DefaultLogOrigin}
+	sf := storeFlags{db: filepath.Join(t.TempDir(), "c.db")}
 	svc, st, err := sf.open(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
