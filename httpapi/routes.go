@@ -14,6 +14,7 @@ type route struct {
 	summary      string
 	tag          string
 	public       bool // served without a bearer token
+	logRead      bool // a read of the log: the log readers' budget (readlimit.go), not the writes'
 
 	request      any  // the JSON body's type (a zero value); nil: no body
 	optionalBody bool // an empty body is allowed
@@ -126,19 +127,19 @@ func (s *Server) coreRoutes() []route {
 		{method: "POST", path: "/v1/gate/confirm", summary: "The owner confirms an exact action once", tag: "gate",
 			request: GateConfirmRequest{}, status: 200, response: GateConfirmResponse{}, errors: []int{403}, handler: s.gateConfirm},
 
-		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey), served without a token", tag: "log", public: true,
+		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey), served without a token", tag: "log", public: true, logRead: true,
 			status: 200, contentType: "text/plain", handler: s.logKey},
-		{method: "GET", path: "/v1/log/status", summary: "The checkpoint, its verifier key and the outcome of the last custody verify", tag: "log",
+		{method: "GET", path: "/v1/log/status", summary: "The checkpoint, its verifier key and the outcome of the last custody verify", tag: "log", logRead: true,
 			query: []param{subjectParam}, status: 200, response: LogStatusResponse{}, handler: s.logStatus},
-		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the audit log", tag: "log",
+		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the audit log", tag: "log", logRead: true,
 			query: []param{subjectParam}, status: 200, contentType: "text/plain", handler: s.checkpoint},
-		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf", tag: "log",
+		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf", tag: "log", logRead: true,
 			query:  []param{{name: "index", doc: "leaf index", integer: true, required: true}, {name: "size", doc: "tree size", integer: true, required: true}, subjectParam},
 			status: 200, response: InclusionProofResponse{}, handler: s.inclusionProof},
-		{method: "GET", path: "/v1/log/proof/consistency", summary: "RFC 6962 consistency proof between two tree sizes", tag: "log",
+		{method: "GET", path: "/v1/log/proof/consistency", summary: "RFC 6962 consistency proof between two tree sizes", tag: "log", logRead: true,
 			query:  []param{{name: "from", doc: "older tree size", integer: true, required: true}, {name: "to", doc: "newer tree size", integer: true, required: true}, subjectParam},
 			status: 200, response: ConsistencyProofResponse{}, handler: s.consistencyProof},
-		{method: "GET", path: "/v1/log/entries", summary: "A range of log entries, decoded where the caller may read them", tag: "log",
+		{method: "GET", path: "/v1/log/entries", summary: "A range of log entries, decoded where the caller may read them", tag: "log", logRead: true,
 			query:  []param{{name: "start", doc: "first index", integer: true, required: true}, {name: "end", doc: "index after the last (at most 1000 entries)", integer: true, required: true}, subjectParam},
 			status: 200, response: LogEntriesResponse{}, handler: s.logEntries},
 
