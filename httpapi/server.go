@@ -111,8 +111,8 @@ type Server struct {
 	// principal and, for anonymous tile reads, per address: apart from
 	// the writes' (see readlimit.go).
 	readLimiter *limiter
-	routes  []route
-	openapi []byte
+	routes      []route
+	openapi     []byte
 }
 
 // New returns a Server over svc. It subscribes to svc's events for the
