@@ -26,7 +26,8 @@ import (
 // keeps with each principal the index of its latest log entry (log_index),
 // found in the log for the principals of an older database (linkPrincipals).
 // Version 11 adds the pauses table (empty in an older database).
-const schemaVersion = 11
+// Version 17 adds witness_cosignatures (empty in an older database).
+const schemaVersion = 17
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -108,6 +108,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"EraseSubject", testEraseSubject},
 		{"Namespaces", testNamespaces},
 		{"NamespacePrefix", testNamespacePrefix},
+		{"WitnessStates", testWitnessStates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
