@@ -126,6 +126,9 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if note, err = s.withCosignatures(r.Context(), note); err != nil {
+		return err
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(note)))

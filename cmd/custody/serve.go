@@ -42,6 +42,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var cf connFlags
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
+	witnesses := serveWitnesses(fs)
 	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
@@ -55,6 +56,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	perSecond, err := rateOptions(*rateLimit, *rateBurst)
+	if err != nil {
+		return err
+	}
+	wits, err := parseWitnesses(*witnesses)
 	if err != nil {
 		return err
 	}
@@ -110,6 +115,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { defer wg.Done(); checkpointLoop(bg, svc, *every, *interval, logger) }()
 	go func() { defer wg.Done(); sweepLoop(bg, svc, logger) }()
 	startReviewWebhook(bg, svc, hook, &wg)
+	pusher, err := startWitnessing(bg, svc, wits, logger)
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return err
+	}
+	if pusher != nil {
+		defer pusher.Close()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
