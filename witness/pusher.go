@@ -156,6 +156,17 @@ func (p *Pusher) round(ctx context.Context, w Witness) error {
 // holds another size than the store thought) is answered at once with the
 // proof from the size the witness named.
 func (p *Pusher) Push(ctx context.Context, w Witness, msg []byte) error {
+	return p.push(ctx, w, msg, false)
+}
+
+// Ask is Push even when the store holds w's cosignature of msg already:
+// what the witness holds now is asked, which is how custody verify finds a
+// store rolled back behind what its witnesses saw.
+func (p *Pusher) Ask(ctx context.Context, w Witness, msg []byte) error {
+	return p.push(ctx, w, msg, true)
+}
+
+func (p *Pusher) push(ctx context.Context, w Witness, msg []byte, ask bool) error {
 	origin, size, err := Header(msg)
 	if err != nil {
 		return err
@@ -165,7 +176,7 @@ func (p *Pusher) Push(ctx context.Context, w Witness, msg []byte) error {
 		return err
 	}
 	st := states[w.VKey]
-	if st.Signature != "" && st.Cosigned == size {
+	if st.Signature != "" && st.Cosigned == size && !ask {
 		return nil
 	}
 	for range 3 { // a 409 names the size to start from; two in a row are the witness moving under us

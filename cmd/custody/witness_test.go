@@ -273,9 +273,25 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 	if out, errOut, err := verifyOut(t, verifyArgs...); err != nil || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("verify --witness of the honest store = %v, %q, %q; want ok", err, out, errOut)
 	}
+	asking := append([]string{"--witness", w.url + "=" + w.vkey}, store...)
+	if out, errOut, err := verifyOut(t, asking...); err != nil || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("verify --witness URL=VKEY of the honest store = %v, %q, %q; want ok", err, out, errOut)
+	}
 	// verify --min-witnesses beyond the keys given is a usage error.
 	if _, _, err := verifyOut(t, append([]string{"--witness", w.vkey, "--min-witnesses", "2"}, store...)...); err == nil {
 		t.Fatal("verify --min-witnesses 2 with one witness key passed")
+	}
+
+	// Rolled back to the older copy, witness table and all: its latest
+	// checkpoint still carries the witness's older cosignature, so only
+	// asking the witness tells.
+	copyDir(t, backup, dir)
+	if out, _, err := verifyOut(t, verifyArgs...); err != nil || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("verify --witness VKEY of the rolled-back store = %v, %q; the stored cosignature holds", err, out)
+	}
+	_, _, err := verifyOut(t, asking...)
+	if err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("verify --witness URL=VKEY of the rolled-back store = %v; want the witness's refusal", err)
 	}
 
 	// The insider: the store put back to the older copy and written on,
@@ -293,9 +309,13 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 	if out, _, err := verifyOut(t, store...); err != nil || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("plain verify of the rewritten store = %v, %q; it holds together without the witness", err, out)
 	}
-	_, _, err := verifyOut(t, verifyArgs...)
+	_, _, err = verifyOut(t, verifyArgs...)
 	if err == nil || !strings.Contains(err.Error(), "0 valid witness cosignatures of the 1 required") {
 		t.Fatalf("verify --witness of the rewritten store = %v; want it to report the missing cosignature", err)
+	}
+	_, _, err = verifyOut(t, asking...)
+	if err == nil || !strings.Contains(err.Error(), "bad consistency proof") {
+		t.Fatalf("verify --witness URL=VKEY of the rewritten store = %v; want the witness's refusal", err)
 	}
 }
 

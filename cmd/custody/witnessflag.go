@@ -59,7 +59,7 @@ type verifyWitnesses struct {
 }
 
 func (v *verifyWitnesses) register(fs *flag.FlagSet) {
-	fs.Var(&v.keys, "witness", "require cosignatures of the witness of verifier key `VKEY` on the latest checkpoint (repeatable)")
+	fs.Var(&v.keys, "witness", "require cosignatures of the witness of verifier key `VKEY` on the latest checkpoint (repeatable); as URL=VKEY, also ask the witness itself, which refuses a rewritten or rolled-back log")
 	fs.IntVar(&v.min, "min-witnesses", 0, "how many of the --witness keys must have cosigned the latest checkpoint (default: all of them)")
 }
 
@@ -82,17 +82,29 @@ func (v *verifyWitnesses) check(ctx context.Context, svc *custody.Service) error
 		return usageError{fmt.Sprintf("--min-witnesses %d is more than the %d --witness keys given", k, len(v.keys))}
 	}
 	var vs []note.Verifier
+	var ask []witness.Witness // those given with their URL
 	for _, key := range v.keys {
+		if u, _, ok := strings.Cut(key, "="); ok && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+			w, err := witness.Parse(key)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			vs, ask = append(vs, w.Verifier), append(ask, w)
+			continue
+		}
 		w, err := witness.NewVerifier(key)
 		if err != nil {
 			return usageError{err.Error()}
 		}
 		vs = append(vs, w)
 	}
-	st, ok := svc.Store().(witness.Store)
+	stored, ok := svc.Store().(witness.Store)
 	if !ok {
 		return fmt.Errorf("this store keeps no witness cosignatures")
 	}
+	// What verify learns from the witnesses it asks stays in memory: verify
+	// does not write to the store.
+	st := &overlayStore{Store: stored, saved: map[string]witness.State{}}
 	notes, err := svc.TreeLogs().Checkpoints(ctx)
 	if err != nil {
 		return err
@@ -100,10 +112,19 @@ func (v *verifyWitnesses) check(ctx context.Context, svc *custody.Service) error
 	if len(notes) == 0 {
 		return fmt.Errorf("the store holds no checkpoint for the witnesses to have cosigned: start custody serve with --witness first")
 	}
+	asker := witness.Start(ctx, witness.Options{Log: svc.TreeLogs(), Store: st, Logger: slog.New(slog.DiscardHandler)})
+	defer asker.Close()
 	for _, msg := range notes {
 		origin, size, err := witness.Header(msg)
 		if err != nil {
 			return err
+		}
+		for _, w := range ask {
+			if err := asker.Ask(ctx, w, msg); err != nil {
+				return fmt.Errorf("the witness %s refused the latest checkpoint of %s (size %d): %w\n"+
+					"A witness refuses a checkpoint that does not extend the last one it cosigned: the log was rewritten or rolled back",
+					w.Verifier.Name(), origin, size, err)
+			}
 		}
 		states, err := st.WitnessStates(ctx, origin)
 		if err != nil {
@@ -117,5 +138,30 @@ func (v *verifyWitnesses) check(ctx context.Context, svc *custody.Service) error
 				origin, size, n, k, strings.Join(missing, "; "))
 		}
 	}
+	return nil
+}
+
+// overlayStore reads the store's witness states and keeps what is saved
+// in memory, above them.
+type overlayStore struct {
+	witness.Store
+	saved map[string]witness.State // origin + "\x00" + vkey
+}
+
+func (o *overlayStore) WitnessStates(ctx context.Context, origin string) (map[string]witness.State, error) {
+	m, err := o.Store.WitnessStates(ctx, origin)
+	if err != nil {
+		return nil, err
+	}
+	for k, st := range o.saved {
+		if o, vkey, _ := strings.Cut(k, "\x00"); o == origin {
+			m[vkey] = st
+		}
+	}
+	return m, nil
+}
+
+func (o *overlayStore) SaveWitnessState(_ context.Context, origin, vkey string, st witness.State) error {
+	o.saved[origin+"\x00"+vkey] = st
 	return nil
 }
