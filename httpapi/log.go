@@ -87,6 +87,9 @@ func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if note, err = s.withCosignatures(r.Context(), note); err != nil {
+		return err
+	}
 	cp, err := s.svc.OpenCheckpoint(note)
 	if err != nil {
 		return err

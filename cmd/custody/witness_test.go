@@ -261,6 +261,19 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 	if !bytes.HasPrefix([]byte(cp), []byte(origin+"\n")) {
 		t.Fatalf("checkpoint %q of another origin", cp)
 	}
+	for _, path := range []string{"/v1/log/checkpoint", "/v1/log/status"} {
+		req, _ := http.NewRequest("GET", s.url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(b), "— example.com/witness ") {
+			t.Fatalf("GET %s = %d %s; want the checkpoint with its cosignature", path, res.StatusCode, b)
+		}
+	}
 	s.stop()
 	backup := t.TempDir()
 	copyDir(t, dir, backup)
