@@ -84,3 +84,9 @@ func (c *Client) VerifyInclusion(ctx context.Context, e httpapi.LogEntry, cp tlo
 	}
 	return tlog.VerifyInclusion(h, e.Index, cp.Size, proof, cp.Root)
 }
+
+// InclusionProofs proves that each leaf of indexes (at most 1000) is in
+// the tree of size, in one request: one proof per index, in order.
+func (c *Client) InclusionProofs(ctx context.Context, indexes []uint64, size uint64) (*httpapi.InclusionProofsResponse, error) {
+	return do[httpapi.InclusionProofsResponse](ctx, c, "POST", "/v1/log/proofs", nil, httpapi.InclusionProofsRequest{Indexes: indexes, Size: size})
+}

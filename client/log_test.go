@@ -84,3 +84,74 @@ func TestVerifyInclusionOfRedactedEntries(t *testing.T) {
 		t.Error("a full entry whose leaf does not hash to its leaf hash verified")
 	}
 }
+
+// InclusionProofs proves many leaves in one call; each proof checks
+// against the checkpoint with its own leaf's hash and no other.
+func TestInclusionProofs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := custody.New(store, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.DiscardHandler)}).Handler())
+	t.Cleanup(func() { srv.Close(); store.Close() })
+	_, tok, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := client.New(srv.URL, tok)
+	for _, b := range []string{"one", "two", "three"} {
+		if _, err := alice.Remember(ctx, httpapi.MemoryRequest{Namespace: "n", Class: "episode", Body: b, Channel: "user"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note, err := alice.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := svc.OpenCheckpoint("acme", note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := alice.LogEntries(ctx, 0, cp.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes := make([]uint64, cp.Size)
+	for i := range indexes {
+		indexes[i] = uint64(i)
+	}
+	got, err := alice.InclusionProofs(ctx, indexes, cp.Size)
+	if err != nil || len(got.Proofs) != len(indexes) {
+		t.Fatalf("InclusionProofs = %+v, %v", got, err)
+	}
+	for i, p := range got.Proofs {
+		var proof [][]byte
+		for _, h := range p.Hashes {
+			b, _ := base64.StdEncoding.DecodeString(h)
+			proof = append(proof, b)
+		}
+		for j, e := range entries {
+			h, err := e.Hash()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tlog.VerifyInclusion(h, p.Index, cp.Size, proof, cp.Root)
+			if (j == i) != (err == nil) {
+				t.Fatalf("proof of leaf %d checked with leaf %d's hash: %v", i, j, err)
+			}
+		}
+	}
+	if _, err := alice.InclusionProofs(ctx, []uint64{cp.Size}, cp.Size); err == nil {
+		t.Fatal("a proof of an index outside the tree was given")
+	}
+}

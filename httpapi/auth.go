@@ -24,6 +24,12 @@ func PrincipalFrom(ctx context.Context) *custody.Principal {
 // WWW-Authenticate: Bearer; an exhausted bucket is 429 with Retry-After.
 // Wrapping a handler twice authenticates once.
 func (s *Server) Authenticated(h http.Handler) http.Handler {
+	return s.authenticated(h, s.limiter)
+}
+
+// authenticated is Authenticated with the bucket of lim (nil: none): the
+// write limiter, or the log readers' own (see readLimit).
+func (s *Server) authenticated(h http.Handler, lim *limiter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if PrincipalFrom(r.Context()) != nil {
 			h.ServeHTTP(w, r)
@@ -46,8 +52,8 @@ func (s *Server) Authenticated(h http.Handler) http.Handler {
 		if info := infoFrom(r.Context()); info != nil {
 			info.principal = p.ID()
 		}
-		if s.limiter != nil {
-			if wait, ok := s.limiter.allow(p.ID()); !ok {
+		if lim != nil {
+			if wait, ok := lim.allow(p.ID()); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(wait))
 				writeJSONError(w, http.StatusTooManyRequests, codeRateLimited, rateLimitedReason, "")
 				return

@@ -116,6 +116,7 @@ func probes() map[string]probe {
 		"GET /v1/log/proof/inclusion":   {path: "/v1/log/proof/inclusion?index=0&size=2", body: noBody},
 		"GET /v1/log/proof/consistency": {path: "/v1/log/proof/consistency?from=1&to=2", body: noBody},
 		"GET /v1/log/entries":           {path: "/v1/log/entries?start=0&end=1000", body: noBody},
+		"POST /v1/log/proofs":           {path: "/v1/log/proofs", body: func(who, string) any { return InclusionProofsRequest{Indexes: []uint64{0, 1}, Size: 2} }},
 		"PUT /v1/policy":                {path: "/v1/policy", body: func(who, string) any { return PolicyRequest{Text: string(custody.DefaultPolicyText())} }},
 		"GET /v1/principals":            {path: "/v1/principals", body: noBody},
 		"GET /v1/principals/{name}":     {path: "/v1/principals/alice", body: noBody},

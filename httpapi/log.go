@@ -92,6 +92,12 @@ func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if note, err = s.withCosignatures(r.Context(), note); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
 	cp, err := s.svc.OpenCheckpoint(tenant, note)
 	if err != nil {
 		return err
@@ -130,6 +136,9 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	}
 	note, err := s.svc.Checkpoint(r.Context(), c.Tenant())
 	if err != nil {
+		return err
+	}
+	if note, err = s.withCosignatures(r.Context(), note); err != nil {
 		return err
 	}
 	h := w.Header()

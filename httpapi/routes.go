@@ -14,6 +14,7 @@ type route struct {
 	summary      string
 	tag          string
 	public       bool // served without a bearer token
+	logRead      bool // a read of the log: the log readers' budget (readlimit.go), not the writes'
 
 	request      any  // the JSON body's type (a zero value); nil: no body
 	optionalBody bool // an empty body is allowed
@@ -55,7 +56,7 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
-	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes(), s.impactRoutes())
+	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes(), s.impactRoutes(), s.logProofRoutes())
 }
 
 func (s *Server) coreRoutes() []route {
@@ -126,20 +127,20 @@ func (s *Server) coreRoutes() []route {
 		{method: "POST", path: "/v1/gate/confirm", summary: "The owner confirms an exact action once", tag: "gate",
 			request: GateConfirmRequest{}, status: 200, response: GateConfirmResponse{}, errors: []int{403}, handler: s.gateConfirm},
 
-		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey) of a tenant's log, served without a token", tag: "log", public: true,
+		{method: "GET", path: "/v1/log/key", summary: "The checkpoint verifier key (C2SP signed-note vkey) of a tenant's log, served without a token", tag: "log", public: true, logRead: true,
 			query:  []param{{name: "tenant", doc: "the tenant whose log the key verifies (each tenant's log has its own origin, the key's name)", required: true}},
 			status: 200, contentType: "text/plain", handler: s.logKey},
-		{method: "GET", path: "/v1/log/status", summary: "The checkpoint of the caller's tenant's log, its verifier key and the outcome of the last custody verify of it", tag: "log",
+		{method: "GET", path: "/v1/log/status", summary: "The checkpoint of the caller's tenant's log, its verifier key and the outcome of the last custody verify of it", tag: "log", logRead: true,
 			query: []param{subjectParam}, status: 200, response: LogStatusResponse{}, handler: s.logStatus},
-		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the caller's tenant's audit log", tag: "log",
+		{method: "GET", path: "/v1/log/checkpoint", summary: "The signed checkpoint (C2SP signed note) of the caller's tenant's audit log", tag: "log", logRead: true,
 			query: []param{subjectParam}, status: 200, contentType: "text/plain", handler: s.checkpoint},
-		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf of the caller's tenant's log", tag: "log",
+		{method: "GET", path: "/v1/log/proof/inclusion", summary: "RFC 6962 inclusion proof of a leaf of the caller's tenant's log", tag: "log", logRead: true,
 			query:  []param{{name: "index", doc: "leaf index", integer: true, required: true}, {name: "size", doc: "tree size", integer: true, required: true}, subjectParam},
 			status: 200, response: InclusionProofResponse{}, handler: s.inclusionProof},
-		{method: "GET", path: "/v1/log/proof/consistency", summary: "RFC 6962 consistency proof between two tree sizes of the caller's tenant's log", tag: "log",
+		{method: "GET", path: "/v1/log/proof/consistency", summary: "RFC 6962 consistency proof between two tree sizes of the caller's tenant's log", tag: "log", logRead: true,
 			query:  []param{{name: "from", doc: "older tree size", integer: true, required: true}, {name: "to", doc: "newer tree size", integer: true, required: true}, subjectParam},
 			status: 200, response: ConsistencyProofResponse{}, handler: s.consistencyProof},
-		{method: "GET", path: "/v1/log/entries", summary: "A range of the caller's tenant's log entries, decoded where the caller may read them", tag: "log",
+		{method: "GET", path: "/v1/log/entries", summary: "A range of the caller's tenant's log entries, decoded where the caller may read them", tag: "log", logRead: true,
 			query:  []param{{name: "start", doc: "first index", integer: true, required: true}, {name: "end", doc: "index after the last (at most 1000 entries)", integer: true, required: true}, subjectParam},
 			status: 200, response: LogEntriesResponse{}, handler: s.logEntries},
 

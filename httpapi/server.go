@@ -81,6 +81,13 @@ type Options struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+	// LogReadRatePerSecond and LogReadBurst shape the token bucket of log
+	// reads (checkpoints, proofs, entries, tiles), apart from the writes'
+	// bucket: per principal, and per client address for the anonymous
+	// tile routes. Defaults DefaultLogReadRatePerSecond and
+	// DefaultLogReadBurst; a negative LogReadRatePerSecond turns it off.
+	LogReadRatePerSecond float64
+	LogReadBurst         int
 	// MaxConnsPerAddr caps the connections one client address may hold open
 	// through the listener Listener wraps; connections beyond it are closed
 	// at once (see connLimit). Default DefaultMaxConnsPerAddr; negative
@@ -100,8 +107,12 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	limiter *limiter
-	routes  []route
-	openapi []byte
+	// readLimiter is the budget of log reads (proofs, entries, tiles), per
+	// principal and, for anonymous tile reads, per address: apart from
+	// the writes' (see readlimit.go).
+	readLimiter *limiter
+	routes      []route
+	openapi     []byte
 }
 
 // New returns a Server over svc. It subscribes to svc's events for the
@@ -140,10 +151,12 @@ func New(svc *custody.Service, opts Options) *Server {
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
 	}
+	s.readLimiter = newReadLimiter(opts)
 	s.routes = s.table()
 	for _, rt := range s.routes {
 		s.handle(rt)
 	}
+	s.handleTiles()
 	s.openapi = mustOpenAPI(s.routes)
 	return s
 }
@@ -222,7 +235,12 @@ func (s *Server) handle(rt route) {
 			s.writeError(w, r, rt, err)
 		}
 	})
-	if !rt.public {
+	switch {
+	case rt.logRead && rt.public:
+		h = s.withTimeout(s.addressLimited(h))
+	case rt.logRead:
+		h = s.withTimeout(s.authenticated(h, s.readLimiter))
+	case !rt.public:
 		h = s.withTimeout(s.Authenticated(h))
 	}
 	s.mux.Handle(rt.pattern(), s.instrument(rt.pattern(), h))

@@ -25,7 +25,9 @@ type migration struct {
 
 var migrationName = regexp.MustCompile(`^(\d{3})_([a-z0-9_]+)\.sql$`)
 
-// migrations lists the embedded migrations in version order.
+// migrations lists the embedded migrations in version order. Numbers
+// need not follow each other: a migration applies when its number is
+// above the database's.
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
 	if err != nil {

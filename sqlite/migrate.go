@@ -37,7 +37,8 @@ import (
 // records.metadata (empty for older records).
 // Version 15 adds the vectors table (vectors.go), empty in an older
 // database until the embedding worker fills it.
-const schemaVersion = 15
+// Version 17 adds witness_cosignatures (empty in an older database).
+const schemaVersion = 17
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

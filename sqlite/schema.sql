@@ -284,3 +284,14 @@ CREATE TABLE IF NOT EXISTS gate_refs (
   at        INTEGER NOT NULL,
   PRIMARY KEY (tenant, record, log_index)
 ) WITHOUT ROWID;
+-- What each C2SP tlog-witness holds of a log (schema 17): the tree size
+-- it is known to hold, and its latest cosignature line, of the checkpoint
+-- of size cosigned. witness is the witness's verifier key.
+CREATE TABLE IF NOT EXISTS witness_cosignatures (
+  origin    TEXT NOT NULL,
+  witness   TEXT NOT NULL,
+  size      INTEGER NOT NULL,
+  cosigned  INTEGER NOT NULL,
+  signature TEXT NOT NULL,
+  PRIMARY KEY (origin, witness)
+);

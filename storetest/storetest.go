@@ -123,6 +123,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticErase", testSemanticErase},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
+		{"WitnessStates", testWitnessStates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

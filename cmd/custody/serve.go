@@ -46,6 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
 	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
+	witnesses := serveWitnesses(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -63,6 +64,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if sf.readRetention <= 0 {
 		return usageError{fmt.Sprintf("--read-retention %v must be positive (the default is %v)", sf.readRetention, custody.DefaultReadRetention)}
+	}
+	wits, err := parseWitnesses(*witnesses)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	hook, err := reviewWebhook(*hookURL, logger)
@@ -120,6 +125,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { defer wg.Done(); checkpointLoop(bg, svc, *every, *interval, logger) }()
 	go func() { defer wg.Done(); sweepLoop(bg, svc, logger) }()
 	startReviewWebhook(bg, svc, hook, &wg)
+	pusher, err := startWitnessing(bg, svc, wits, logger)
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return err
+	}
+	if pusher != nil {
+		defer pusher.Close()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -21,6 +21,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	existingStore(fs)
 	var cps checkpointFlags
 	cps.register(fs)
+	var wf verifyWitnesses
+	wf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody verify [--db FILE | --postgres DSN] [--checkpoint FILE]...\n\n"+
 			"Recomputes the Merkle tree from the log, checks every signature and checkpoint, replays the log\n"+
@@ -52,6 +54,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	p := newProgress(stderr, "verifying log entries")
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()
+	if err == nil {
+		err = wf.check(ctx, svc)
+	}
 	recordOutcome(sf, rep, err, stderr)
 	var d *custody.Difference
 	if err != nil {

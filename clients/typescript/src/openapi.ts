@@ -157,6 +157,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/log/proofs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** RFC 6962 inclusion proofs of up to 1000 leaves in one tree */
+        post: operations["post-v1-log-proofs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/log/status": {
         parameters: {
             query?: never;
@@ -848,6 +865,22 @@ export interface components {
             hashes: string[] | null;
             /** Format: int64 */
             index: number;
+            /** Format: int64 */
+            size: number;
+        };
+        InclusionProofsRequest: {
+            /** @description 1 to 1000 leaf indexes */
+            indexes: number[] | null;
+            /**
+             * Format: int64
+             * @description the tree size to prove them in (a checkpoint's)
+             */
+            size: number;
+            /** @description the user to act for; required for agent principals */
+            subject?: string;
+        };
+        InclusionProofsResponse: {
+            proofs: components["schemas"]["InclusionProofResponse"][] | null;
             /** Format: int64 */
             size: number;
         };
@@ -1570,6 +1603,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InclusionProofResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-log-proofs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InclusionProofsRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InclusionProofsResponse"];
                 };
             };
             400: components["responses"]["Error"];

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tiles"
+)
+
+// TilesPrefix is where each tenant's log is served as C2SP tlog-tiles:
+// /log/{tenant}/checkpoint, /log/{tenant}/tile/<L>/<N>[.p/<W>] and
+// /log/{tenant}/tile/entries/<N>[.p/<W>] (docs/log-format.md).
+const TilesPrefix = "/log/"
+
+// handleTiles registers the tlog-tiles routes. The checkpoint and the hash
+// tiles hold only hashes and are served without a token, within the
+// client address's log-read budget; an entry bundle holds the leaves
+// themselves, which name owners, namespaces, keys and audiences, so it is
+// served only to an admin or auditor principal of the tenant (the callers
+// that read every entry of their tenant in GET /v1/log/entries), within
+// the principal's log-read budget. They are not in the OpenAPI document:
+// their format is C2SP's.
+func (s *Server) handleTiles() {
+	for _, p := range []struct {
+		pattern string
+		h       http.Handler
+	}{
+		{"GET " + TilesPrefix + "{tenant}/checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
+		{"GET " + TilesPrefix + "{tenant}/tile/{path...}", s.addressLimited(http.HandlerFunc(s.tile))},
+		{"GET " + TilesPrefix + "{tenant}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter)},
+	} {
+		s.mux.Handle(p.pattern, s.instrument(p.pattern, s.withTimeout(p.h)))
+	}
+}
+
+func (s *Server) tileCheckpoint(w http.ResponseWriter, r *http.Request) {
+	note, err := s.tileLog().Checkpoint(r.Context(), r.PathValue("tenant"))
+	if err != nil {
+		s.tileError(w, r, err)
+		return
+	}
+	writeTile(w, note, "text/plain; charset=utf-8", tiles.CacheCheckpoint)
+}
+
+func (s *Server) tile(w http.ResponseWriter, r *http.Request) {
+	tenant := r.PathValue("tenant")
+	t, err := tiles.ParsePath(r.URL.Path[len(TilesPrefix+tenant+"/"):])
+	if err != nil {
+		s.tileError(w, r, err)
+		return
+	}
+	if t.L < 0 {
+		p := PrincipalFrom(r.Context())
+		if p == nil || p.Tenant != tenant || !p.HasAny(custody.RoleAdmin, custody.RoleAuditor) {
+			writeJSONError(w, http.StatusForbidden, "forbidden",
+				"entry bundles are served to the tenant's admin and auditor principals only; others read the entries they may see with GET /v1/log/entries", "")
+			return
+		}
+	}
+	data, err := tiles.Read(r.Context(), s.tileLog(), tenant, t)
+	if err != nil {
+		s.tileError(w, r, err)
+		return
+	}
+	writeTile(w, data, "application/octet-stream", tiles.CacheControl(t))
+}
+
+func writeTile(w http.ResponseWriter, data []byte, contentType, cache string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	h.Set("Cache-Control", cache)
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
+}
+
+// tileError answers a tile request that failed. 404 and 400 are not
+// cached for long: the tile may exist in a moment.
+func (s *Server) tileError(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Cache-Control", "no-store")
+	switch {
+	case errors.Is(err, tiles.ErrNotFound), errors.Is(err, custody.ErrNotFound):
+		writeJSONError(w, http.StatusNotFound, "not_found", "this log has no such tile or checkpoint (yet)", "")
+	case errors.Is(err, tiles.ErrBadPath):
+		writeJSONError(w, http.StatusBadRequest, "invalid_input", err.Error(), "")
+	default:
+		s.writeError(w, r, route{}, err)
+	}
+}
