@@ -49,7 +49,7 @@ func openTileCheckpoint(t *testing.T, e *env) tlog.Tree {
 	if got := r.header.Get("Cache-Control"); got != "public, max-age=5" {
 		t.Fatalf("checkpoint Cache-Control %q", got)
 	}
-	vkey := e.do("", "GET", "/v1/log/key", nil)
+	vkey := e.do("", "GET", "/v1/log/key?tenant=acme", nil)
 	want(t, vkey, 200, "")
 	v, err := note.NewVerifier(string(bytes.TrimSpace(vkey.body)))
 	if err != nil {
