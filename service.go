@@ -99,6 +99,8 @@ type Service struct {
 	principalLog map[string]loggedPrincipal
 	// commitKey keys the commitments to observation texts in the log.
 	commitKey []byte
+	// auth keeps verified principals by token (auth_cache.go).
+	auth authCache
 }
 
 // Event is what the service tells observers (metrics) after a decision.
@@ -233,19 +235,6 @@ func (c *Caller) Tenant() string { return c.Principal.Tenant }
 
 func (c *Caller) scope(now time.Time) Scope {
 	return Scope{Tenant: c.Tenant(), Subject: c.Subject.Name, Groups: c.Subject.Groups, Now: now}
-}
-
-// Authenticate resolves a bearer token to its principal. A principal whose
-// stored state disagrees with the log is ErrPrincipalUnverified.
-func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, error) {
-	if token == "" {
-		return nil, ErrUnauthenticated
-	}
-	p, err := s.store.PrincipalByToken(ctx, HashToken(token))
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrUnauthenticated
-	}
-	return s.verifiedPrincipal(ctx, p, err)
 }
 
 // Act resolves the subject a principal acts for (design section 2: the

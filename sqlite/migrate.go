@@ -26,7 +26,10 @@ import (
 // keeps with each principal the index of its latest log entry (log_index),
 // found in the log for the principals of an older database (linkPrincipals).
 // Version 11 adds the pauses table (empty in an older database).
-const schemaVersion = 11
+// Version 16 adds principals_version and the triggers that change it with
+// every change to a principal (auth_cache.go); an older database gains it
+// at 0.
+const schemaVersion = 16
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
