@@ -55,6 +55,8 @@ type Store struct {
 	// lock, so that writers queue here rather than each holding a pooled
 	// connection while they wait (which would starve reads).
 	writer chan struct{}
+	// queue holds the writes waiting for a batch (writer.go).
+	queue chan *write
 }
 
 var _ custody.Store = (*Store)(nil)
@@ -86,7 +88,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	s := &Store{pool: pool, writer: make(chan struct{}, 1)}
+	s := &Store{pool: pool, writer: make(chan struct{}, 1), queue: make(chan *write, 4*maxBatch)}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -111,34 +113,6 @@ func (s *Store) Analyze(ctx context.Context) error {
 // Pool exposes the connection pool for offline tools and tests that need
 // raw access (tamper tests, benchmarks).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Update runs fn in one write transaction. It first takes the writers'
-// advisory lock, so that writers on every server run one at a time; the
-// transaction is READ COMMITTED, so each statement after the lock sees every
-// write committed before it.
-func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writer }()
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginWrite})
-	if err != nil {
-		return unavailable(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-	if err := fn(&txn{tx: tx}); err != nil {
-		if tx.Conn().IsClosed() || connError(err) {
-			return unavailable(err)
-		}
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return unavailable(err)
-	}
-	return nil
-}
 
 // View runs fn in a read-only transaction that sees one snapshot.
 func (s *Store) View(ctx context.Context, fn func(custody.Tx) error) error {
