@@ -19,8 +19,11 @@ import (
 // fn runs with the statements of the writes before it in the batch
 // visible, exactly as if they had committed just before.
 
-// maxBatch bounds how many writes share one commit.
-const maxBatch = 128
+// maxBatch bounds how many writes share one commit. Each write of a batch
+// is a subtransaction, and PostgreSQL tracks at most 64 of them per
+// transaction in shared memory before every snapshot of every other
+// session has to look them up on disk: a batch stays under that.
+const maxBatch = 32
 
 // batchTimeout bounds a batch's statements. They do not run under any one
 // caller's context: a request cancelled in the middle of a batch must not
@@ -122,23 +125,26 @@ func (s *Store) commit(batch []*write) {
 	}
 	defer tx.Rollback(ctx) // after Commit, a no-op
 	// A write alone in its batch needs no savepoint: its error rolls back
-	// the whole transaction.
+	// the whole transaction. In a batch, each write's savepoint is opened
+	// in the same round trip that releases the one before (statements
+	// without arguments go as one simple query), and the last is released
+	// by the commit.
 	alone := len(batch) == 1
+	open := "SAVEPOINT w"
 	ran := 0
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		var t pgx.Tx = tx
 		if !alone {
-			if t, err = tx.Begin(ctx); err != nil {
+			if _, err := tx.Exec(ctx, open); err != nil {
 				s.fail(errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
 		}
-		errs[i] = w.fn(&txn{tx: batchTx{Tx: t, ctx: ctx}})
+		errs[i] = w.fn(&txn{tx: batchTx{Tx: tx, ctx: ctx}})
 		if errs[i] != nil {
 			if tx.Conn().IsClosed() || connError(errs[i]) {
 				s.fail(errs, unavailable(errs[i]))
@@ -149,20 +155,15 @@ func (s *Store) commit(batch []*write) {
 				finish(nil)
 				return
 			}
-			if err := t.Rollback(ctx); err != nil {
+			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
 				s.fail(errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
+			open = "SAVEPOINT w"
 			continue
 		}
-		if !alone {
-			if err := t.Commit(ctx); err != nil {
-				s.fail(errs, fmt.Errorf("savepoint: %w", err))
-				finish(nil)
-				return
-			}
-		}
+		open = "RELEASE SAVEPOINT w; SAVEPOINT w"
 		ran++
 	}
 	if ran == 0 {
