@@ -2,6 +2,7 @@ package custody
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -76,8 +77,9 @@ func (c *authCache) put(hash [32]byte, v int64, p *Principal) {
 	c.tokens[hash] = &cp
 }
 
-// AuthCacheStats counts the authentications the cache served (Hits) and
-// those that read and checked the principal (Misses).
+// AuthCacheStats counts the authentications (and lookups of the user an
+// agent acts for) the cache served (Hits) and those that read and checked
+// the principal (Misses).
 type AuthCacheStats struct {
 	Hits, Misses uint64
 }
@@ -123,4 +125,46 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, e
 		s.auth.put([32]byte(hash), v, p)
 	}
 	return p, nil
+}
+
+// errNoSubject is subject's answer for a name that is no user principal
+// of the tenant, or a revoked one.
+var errNoSubject = errors.New("no such subject")
+
+// subject reads the user principal tenant/name that a caller acts for and
+// checks it against the log, as Authenticate does a token's: kept under
+// the principals version, by a key no token hash can take.
+func (s *Service) subject(ctx context.Context, tenant, name string) (*Principal, error) {
+	key := sha256.Sum256([]byte("subject\x00" + tenant + "/" + name))
+	pv, cached := s.store.(PrincipalVersioner)
+	var v int64
+	if cached {
+		var err error
+		if v, err = pv.PrincipalsVersion(ctx); err != nil {
+			return nil, err
+		}
+		if p := s.auth.get(key, v); p != nil {
+			s.auth.hits.Add(1)
+			return p, nil
+		}
+	}
+	s.auth.misses.Add(1)
+	var sub *Principal
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		sub, err = tx.Principal(ctx, tenant, name)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
+		return nil, errNoSubject
+	}
+	if sub, err = s.verifiedPrincipal(ctx, sub, err); errors.Is(err, errRevoked) {
+		return nil, errNoSubject
+	} else if err != nil {
+		return nil, err
+	}
+	if cached {
+		s.auth.put(key, v, sub)
+	}
+	return sub, nil
 }

@@ -257,16 +257,8 @@ func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Calle
 	case p.Has(RoleUser) || !p.HasAny(RoleAgent, RoleAdmin):
 		return nil, denied
 	}
-	var sub *Principal
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		sub, err = tx.Principal(ctx, p.Tenant, subject)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
-		return nil, denied
-	}
-	if sub, err = s.verifiedPrincipal(ctx, sub, err); errors.Is(err, errRevoked) {
+	sub, err := s.subject(ctx, p.Tenant, subject)
+	if errors.Is(err, errNoSubject) {
 		return nil, denied
 	} else if err != nil {
 		return nil, err

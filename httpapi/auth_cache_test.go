@@ -170,3 +170,46 @@ func TestAuthCacheNeverDelaysAChange(t *testing.T) {
 		})
 	}
 }
+
+// TestSubjectCacheNeverDelaysARevocation: an agent acting for a user whom
+// another service on the same store revokes is refused on its very next
+// request; acting for a user nobody changed goes on, from the cache.
+func TestSubjectCacheNeverDelaysARevocation(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			st1, st2 := twoHandles(t, b)
+			key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnvOn(t, st1, key, custody.Options{})
+			other, err := custody.New(st2, key, custody.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.principal("acme", "root", []string{"admin"})
+			e.principal("acme", "erin", []string{"user"})
+			e.principal("acme", "frank", []string{"user"})
+			bot := e.principal("acme", "bot", []string{"agent"})
+			write := func(subject string) resp {
+				return e.do(bot, "POST", "/v1/memories", map[string]any{"subject": subject, "namespace": "n", "class": "episode", "body": "noted for " + subject, "channel": "agent"})
+			}
+			for _, u := range []string{"erin", "frank"} {
+				want(t, write(u), 201, "")
+				hits, misses := cacheDelta(e, func() { want(t, write(u), 201, "") })
+				if hits != 2 || misses != 0 {
+					t.Fatalf("a repeated write for %s: %d hits, %d misses; want 2 hits (the agent and its subject)", u, hits, misses)
+				}
+			}
+			if _, err := other.RevokePrincipal(e.ctx, custody.PrincipalAdmin{Tenant: "acme", By: "acme/root"}, "erin", "left"); err != nil {
+				t.Fatalf("revoke on the other service: %v", err)
+			}
+			want(t, write("erin"), 403, "")
+			want(t, write("frank"), 201, "")
+			hits, misses := cacheDelta(e, func() { want(t, write("frank"), 201, "") })
+			if hits != 2 || misses != 0 {
+				t.Fatalf("frank after erin's revocation: %d hits, %d misses; want 2 hits", hits, misses)
+			}
+		})
+	}
+}
