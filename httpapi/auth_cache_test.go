@@ -213,3 +213,45 @@ func TestSubjectCacheNeverDelaysARevocation(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthCacheRevocationWithoutTheTrigger: with the trigger that moves the
+// principals version dropped (SQLite) or disabled (PostgreSQL) by an
+// insider, a revocation through custody on another service still reaches
+// the warm server on the principal's next request; its twin, a principal
+// nobody changed, still works.
+func TestAuthCacheRevocationWithoutTheTrigger(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			st1, st2 := twoHandles(t, b)
+			key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnvOn(t, st1, key, custody.Options{})
+			other, err := custody.New(st2, key, custody.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.principal("acme", "root", []string{"admin"})
+			alice := e.principal("acme", "alice", []string{"user"})
+			bob := e.principal("acme", "bob", []string{"user"})
+			for _, tok := range []string{alice, bob, alice, bob} {
+				want(t, e.do(tok, "GET", "/v1/memories", nil), 200, "")
+			}
+			switch st := st2.(type) {
+			case *sqlite.Store:
+				_, err = st.DB().Exec(`DROP TRIGGER principals_version_update`)
+			case *postgres.Store:
+				_, err = st.Pool().Exec(e.ctx, `ALTER TABLE principals DISABLE TRIGGER principals_version_change`)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.RevokePrincipal(e.ctx, custody.PrincipalAdmin{Tenant: "acme", By: "acme/root"}, "alice", "left"); err != nil {
+				t.Fatalf("revoke on the other service: %v", err)
+			}
+			want(t, e.do(alice, "GET", "/v1/memories", nil), 401, "")
+			want(t, e.do(bob, "GET", "/v1/memories", nil), 200, "")
+		})
+	}
+}
