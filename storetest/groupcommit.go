@@ -19,18 +19,23 @@ type grouping struct {
 
 	mu      sync.Mutex
 	pending []*groupWrite
+	order   []int // the candidates, in the order their writes joined the batch
 }
 
 type groupWrite struct {
 	fn   func(custody.Tx) error
-	pos  int // its place in the batch
 	done chan error
 }
+
+// candidateKey carries, in a write's context, which candidate it is.
+type candidateKey struct{}
 
 func (g *grouping) Update(ctx context.Context, fn func(custody.Tx) error) error {
 	w := &groupWrite{fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
-	w.pos = len(g.pending)
+	if c, ok := ctx.Value(candidateKey{}).(int); ok {
+		g.order = append(g.order, c)
+	}
 	g.pending = append(g.pending, w)
 	var batch []*groupWrite
 	if len(g.pending) == g.n {
@@ -89,7 +94,7 @@ func testGroupCommit(t *testing.T, e *env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ds[i], errs[i] = svc.Remember(e.ctx, alice, c)
+			ds[i], errs[i] = svc.Remember(context.WithValue(e.ctx, candidateKey{}, i), alice, c)
 		}()
 	}
 	wg.Add(1)
@@ -129,6 +134,19 @@ func testGroupCommit(t *testing.T, e *env) {
 	}
 	if size != size0+uint64(len(kept)) {
 		t.Errorf("log grew from %d to %d for %d kept writes", size0, size, len(kept))
+	}
+	// The log holds the kept writes in the order they ran in the batch.
+	if len(g.order) != len(cands) {
+		t.Fatalf("%d of %d candidates' writes were seen joining the batch", len(g.order), len(cands))
+	}
+	var prev *custody.Decision
+	for _, i := range g.order {
+		if d := ds[i]; d != nil && errs[i] == nil {
+			if prev != nil && d.LogIndex <= prev.LogIndex {
+				t.Errorf("candidate %d ran after %s in the batch but was logged at %d, before it (%d)", i, prev.ID, d.LogIndex, prev.LogIndex)
+			}
+			prev = d
+		}
 	}
 	seen := map[uint64]bool{}
 	for _, d := range kept {
