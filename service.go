@@ -111,6 +111,8 @@ type Service struct {
 	principalLog map[string]loggedPrincipal
 	// commitKey keys the commitments to observation texts in the log.
 	commitKey []byte
+	// auth keeps verified principals by token (auth_cache.go).
+	auth authCache
 }
 
 // Event is what the service tells observers (metrics) after a decision.
@@ -247,19 +249,6 @@ func (c *Caller) scope(now time.Time) Scope {
 	return Scope{Tenant: c.Tenant(), Subject: c.Subject.Name, Groups: c.Subject.Groups, Now: now}
 }
 
-// Authenticate resolves a bearer token to its principal. A principal whose
-// stored state disagrees with the log is ErrPrincipalUnverified.
-func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, error) {
-	if token == "" {
-		return nil, ErrUnauthenticated
-	}
-	p, err := s.store.PrincipalByToken(ctx, HashToken(token))
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrUnauthenticated
-	}
-	return s.verifiedPrincipal(ctx, p, err)
-}
-
 // Act resolves the subject a principal acts for (design section 2: the
 // subject is a user of the tenant). A user acts for itself only; an agent
 // must name a user of its tenant, never itself, another agent or any
@@ -280,16 +269,8 @@ func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Calle
 	case p.Has(RoleUser) || !p.HasAny(RoleAgent, RoleAdmin):
 		return nil, denied
 	}
-	var sub *Principal
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		sub, err = tx.Principal(ctx, p.Tenant, subject)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) || (err == nil && !sub.Has(RoleUser)) {
-		return nil, denied
-	}
-	if sub, err = s.verifiedPrincipal(ctx, sub, err); errors.Is(err, errRevoked) {
+	sub, err := s.subject(ctx, p.Tenant, subject)
+	if errors.Is(err, errNoSubject) {
 		return nil, denied
 	} else if err != nil {
 		return nil, err

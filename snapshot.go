@@ -55,6 +55,12 @@ type signedSnapshot struct {
 
 // Export writes a signed snapshot of a tenant to w.
 func (s *Service) Export(ctx context.Context, tenant string, w io.Writer) (*Snapshot, error) {
+	return s.ExportProgress(ctx, tenant, w, nil)
+}
+
+// ExportProgress is Export telling progress, if set, how many of the
+// tenant's records it has read (export_progress.go).
+func (s *Service) ExportProgress(ctx context.Context, tenant string, w io.Writer, progress func(done, total uint64)) (*Snapshot, error) {
 	if err := ValidName("tenant", tenant); err != nil {
 		return nil, err
 	}
@@ -83,8 +89,13 @@ func (s *Service) Export(ctx context.Context, tenant string, w io.Writer) (*Snap
 			}
 			snap.Principals = append(snap.Principals, SnapshotPrincipal{Principal: *p, TokenHash: th, SealedKey: sk})
 		}
+		tell, err := exportProgress(ctx, tx, tenant, progress)
+		if err != nil {
+			return err
+		}
 		return tx.ScanRecords(ctx, tenant, func(r *Record) error {
 			snap.Records = append(snap.Records, r)
+			tell(uint64(len(snap.Records)))
 			snap.addSalt(r)
 			if r.State.Terminal() {
 				snap.Registry = append(snap.Registry, RegistryEntry{ID: r.ID, State: r.State})

@@ -146,6 +146,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.storeGauges(svc.Store())
+	s.metrics.authCounters(svc)
 	svc.OnEvent(s.metrics.observe)
 	register(s.metrics.reg, newBacklog(svc))
 	if opts.RatePerSecond > 0 {

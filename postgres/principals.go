@@ -22,8 +22,15 @@ func (t *txn) SetPrincipalLogIndex(ctx context.Context, tenant, name string, ind
 	if tag.RowsAffected() != 1 {
 		return fmt.Errorf("pointing principal %s/%s at log entry %d: %d rows", tenant, name, index, tag.RowsAffected())
 	}
-	return nil
+	// Every change custody makes to a principal ends here: it moves the
+	// principals version itself too, so that servers' caches drop the
+	// principal even where the trigger that does it has been disabled.
+	_, err = t.tx.Exec(ctx, bumpPrincipalsVersion)
+	return classify(err)
 }
+
+// bumpPrincipalsVersion moves the principals version (migration 010).
+const bumpPrincipalsVersion = `UPDATE principals_version SET n = n + 1 WHERE id = 0`
 
 // migrationSteps are the Go steps of migrations, by name, run after the
 // migration's SQL in its transaction.

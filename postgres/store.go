@@ -56,6 +56,8 @@ type Store struct {
 	// connection while they wait for a tenant's lock (which would starve
 	// reads).
 	writer chan struct{}
+	// queue holds the writes waiting for a batch (writer.go).
+	queue chan *write
 }
 
 var _ custody.Store = (*Store)(nil)
@@ -87,7 +89,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	s := &Store{pool: pool, writer: make(chan struct{}, max(1, cfg.MaxConns/2))}
+	s := &Store{pool: pool, writer: make(chan struct{}, max(1, cfg.MaxConns/2)), queue: make(chan *write, 4*maxBatch)}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -112,45 +114,6 @@ func (s *Store) Analyze(ctx context.Context) error {
 // Pool exposes the connection pool for offline tools and tests that need
 // raw access (tamper tests, benchmarks).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Update runs fn in one write transaction. Before its first statement on
-// a tenant it takes that tenant's advisory lock, so that writers of one
-// tenant on every server run one at a time; the transaction is READ
-// COMMITTED, so each statement after the lock sees every write committed
-// before it. A transaction PostgreSQL aborts to break a deadlock between
-// tenants' locks is run again.
-func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writer }()
-	for try := 0; ; try++ {
-		err := s.update(ctx, fn)
-		if !deadlocked(err) || try == maxDeadlockRetries {
-			return err
-		}
-	}
-}
-
-func (s *Store) update(ctx context.Context, fn func(custody.Tx) error) error {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
-		return unavailable(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
-	if err := fn(&lockedTx{t: &txn{tx: tx}, locks: map[string]bool{}}); err != nil {
-		if tx.Conn().IsClosed() || connError(err) {
-			return unavailable(err)
-		}
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return unavailable(err)
-	}
-	return nil
-}
 
 // View runs fn in a read-only transaction that sees one snapshot.
 func (s *Store) View(ctx context.Context, fn func(custody.Tx) error) error {

@@ -23,7 +23,16 @@ import (
 // back to back with the root package's BenchmarkRemember to see what
 // custody adds to it. (The store indexes records for search in batches,
 // not per write, so it can go below this floor.)
-func BenchmarkFloorWrite(b *testing.B) {
+func BenchmarkFloorWrite(b *testing.B) { floorWrite(b, 1) }
+
+// BenchmarkFloorWriteBatch16 is BenchmarkFloorWrite with 16 writes to a
+// transaction, the floor of group commit at 16 writers: ns/op is a whole
+// transaction, µs/write a sixteenth of it (compare it with the root
+// package's BenchmarkRememberConcurrent).
+func BenchmarkFloorWriteBatch16(b *testing.B) { floorWrite(b, 16) }
+
+// floorWrite runs b.N transactions of perTx floor writes each.
+func floorWrite(b *testing.B, perTx int) {
 	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "floor.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=mmap_size(1073741824)&_txlock=immediate")
@@ -104,14 +113,22 @@ func BenchmarkFloorWrite(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := write(tx, i); err != nil {
-			b.Fatal(err)
+		for range perTx {
+			if err := write(tx, i); err != nil {
+				b.Fatal(err)
+			}
+			i++
 		}
 		if err := tx.Commit(); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
-		i++
 	}
-	storetest.ReportCalls(b, lat, time.Since(start), "writes/s", "write")
+	elapsed := time.Since(start)
+	if perTx == 1 {
+		storetest.ReportCalls(b, lat, elapsed, "writes/s", "write")
+		return
+	}
+	storetest.ReportCalls(b, lat, elapsed, "txs/s", "tx")
+	b.ReportMetric(float64(elapsed.Microseconds())/float64(len(lat)*perTx), "µs/write")
 }

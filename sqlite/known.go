@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+
+	custody "github.com/custody-mem/custody"
 )
 
 // known is what the writer knows of the database between its own
@@ -17,6 +19,9 @@ type known struct {
 	version  int64
 	tips     map[string]*logTip    // by tenant
 	policies map[string]policyText // by tenant
+	// pauses are the tenants' pauses not resumed, whatever their end (an
+	// admission reads them: pauses.go), by tenant.
+	pauses map[string][]*custody.Pause
 }
 
 // policyText is a tenant's active policy; found is false if it has none.
@@ -28,6 +33,7 @@ type policyText struct {
 func (k *known) forget() {
 	k.tips = nil
 	k.policies = nil
+	k.pauses = nil
 }
 
 // check reads the connection's data version in the transaction just begun

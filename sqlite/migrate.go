@@ -37,6 +37,9 @@ import (
 // records.metadata (empty for older records).
 // Version 15 adds the vectors table (vectors.go), empty in an older
 // database until the embedding worker fills it.
+// Version 16 adds principals_version and the triggers that change it with
+// every change to a principal (auth_cache.go); an older database gains it
+// at 0.
 // Version 17 adds witness_cosignatures (empty in an older database).
 const schemaVersion = 17
 

@@ -22,7 +22,10 @@ func (t *txn) SetPrincipalLogIndex(ctx context.Context, tenant, name string, ind
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("pointing principal %s/%s at log entry %d: %d rows, %v", tenant, name, index, n, err)
 	}
-	return nil
+	// Every change custody makes to a principal ends here: it moves the
+	// principals version itself too, so that servers' caches drop the
+	// principal even where the trigger that does it has been dropped.
+	return t.exec(ctx, `UPDATE principals_version SET n = n + 1 WHERE id = 0`)
 }
 
 // principalEntryMark is how the transition "principal" is encoded in a

@@ -295,3 +295,21 @@ CREATE TABLE IF NOT EXISTS witness_cosignatures (
   signature TEXT NOT NULL,
   PRIMARY KEY (origin, witness)
 );
+-- The principals version (schema 16): one number, changed by the same
+-- transaction as any change to a principal's row, by custody or anyone
+-- else. A server keeps the principals it has authenticated for as long
+-- as the version stays what it was when it read them (auth_cache.go).
+CREATE TABLE IF NOT EXISTS principals_version (
+  id INTEGER PRIMARY KEY CHECK (id = 0),
+  n  INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO principals_version (id, n) VALUES (0, 0);
+DROP TRIGGER IF EXISTS principals_version_insert;
+CREATE TRIGGER principals_version_insert AFTER INSERT ON principals
+BEGIN UPDATE principals_version SET n = n + 1 WHERE id = 0; END;
+DROP TRIGGER IF EXISTS principals_version_update;
+CREATE TRIGGER principals_version_update AFTER UPDATE ON principals
+BEGIN UPDATE principals_version SET n = n + 1 WHERE id = 0; END;
+DROP TRIGGER IF EXISTS principals_version_delete;
+CREATE TRIGGER principals_version_delete AFTER DELETE ON principals
+BEGIN UPDATE principals_version SET n = n + 1 WHERE id = 0; END;

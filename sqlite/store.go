@@ -36,9 +36,10 @@ type Store struct {
 	wg          sync.WaitGroup
 	w           *sql.DB // the writer's pool: wconn, and a spare for DB()
 	wconn       *sql.Conn
-	r           *sql.DB    // read-only pool
-	ckpt        *sql.DB    // the checkpointer's connection
-	ckptMu      sync.Mutex // one checkpoint at a time: the checkpointer's or the writer's (wal.go)
+	r           *sql.DB        // read-only pool
+	ckpt        *sql.DB        // the checkpointer's connection
+	ckptMu      sync.Mutex     // one checkpoint at a time: the checkpointer's or the writer's (wal.go)
+	pv          *versionReader // reads the principals version (principals_version.go)
 	wstmts      *stmtCache
 	rstmts      *stmtCache
 	known       known // what the writer knows between transactions (known.go)
@@ -121,7 +122,15 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 		return nil, err
 	}
 	c.SetMaxOpenConns(1)
-	st := &Store{path: path, w: w, wconn: wconn, r: r, ckpt: c, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
+	pv, err := openVersionReader(path)
+	if err != nil {
+		wconn.Close()
+		w.Close()
+		r.Close()
+		c.Close()
+		return nil, err
+	}
+	st := &Store{path: path, w: w, wconn: wconn, r: r, ckpt: c, pv: pv, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
 	st.closed = bg.Done()
@@ -135,7 +144,7 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 func (s *Store) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
+	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.pv.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
 }
 
 // Path is the database file.

@@ -22,18 +22,26 @@ type txn struct {
 	// pending counts the writer's index_pending rows (pending.go); nil
 	// outside the writer.
 	pending *int
-	local   map[string]*sql.Stmt // statements prepared in this transaction
+	local   map[string]*sql.Stmt // statements prepared in or bound to this transaction
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
 // one, or one prepared on the transaction's own connection for the rest of
 // it (database/sql closes it with the transaction; the cache gets q after).
 func (t *txn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st := t.stmts.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st), nil
-	}
 	if st, ok := t.local[q]; ok {
 		return st, nil
+	}
+	if st := t.stmts.lookup(q); st != nil {
+		// Bound to the transaction once: a batch runs the same few
+		// statements for each of its writes, and binding one costs
+		// several locks and allocations in database/sql.
+		bound := t.tx.StmtContext(ctx, st)
+		if t.local == nil {
+			t.local = map[string]*sql.Stmt{}
+		}
+		t.local[q] = bound
+		return bound, nil
 	}
 	st, err := t.tx.PrepareContext(ctx, q)
 	if err != nil {

@@ -19,6 +19,44 @@ type write struct {
 	ctx  context.Context
 	fn   func(custody.Tx) error
 	done chan error
+	// group, if set, are writes sent together by UpdateEach: they join the
+	// batch in their order, and this write itself does not.
+	group []*write
+}
+
+// join adds w (or the writes of its group) to batch.
+func (w *write) join(batch []*write) []*write {
+	if w.group != nil {
+		return append(batch, w.group...)
+	}
+	return append(batch, w)
+}
+
+// UpdateEach runs fns in one batch, each in its own savepoint, in order
+// (custody.GroupUpdater).
+func (s *Store) UpdateEach(ctx context.Context, fns ...func(custody.Tx) error) []error {
+	errs := make([]error, len(fns))
+	ws := make([]*write, len(fns))
+	for i, fn := range fns {
+		ws[i] = &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	}
+	select {
+	case s.writes <- &write{ctx: ctx, group: ws}:
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return errs
+	case <-s.closed:
+		for i := range errs {
+			errs[i] = unavailable(errClosed)
+		}
+		return errs
+	}
+	for i, w := range ws {
+		errs[i] = <-w.done // the writer answers every write of the group
+	}
+	return errs
 }
 
 // writer is the one goroutine that writes. It takes the writes waiting at
@@ -46,13 +84,13 @@ func (s *Store) writer(ctx context.Context) {
 			}
 			continue
 		case w := <-s.writes:
-			batch = append(batch, w)
+			batch = w.join(batch)
 		}
 	drain:
 		for len(batch) < maxBatch {
 			select {
 			case w := <-s.writes:
-				batch = append(batch, w)
+				batch = w.join(batch)
 			default:
 				break drain
 			}

@@ -43,7 +43,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		w = f
 	}
 	fmt.Fprintf(stderr, "exporting tenant %s...\n", *tenant)
-	snap, err := svc.Export(ctx, *tenant, w)
+	p := newProgress(stderr, "exporting records")
+	snap, err := svc.ExportProgress(ctx, *tenant, w, p.update)
+	p.done()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/storetest"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// BenchmarkHTTPWrite is the custody side of the comparison with another
+// store on the same PostgreSQL server (docs/benchmarks.md): admitted
+// keyed user facts posted over loopback to a custody server on
+// PostgreSQL, by CUSTODY_BENCH_CLIENTS clients (1 by default: one
+// sequential client, as the comparison runs), among CUSTODY_BENCH_RECORDS
+// records populated first (none by default).
+func BenchmarkHTTPWrite(b *testing.B) {
+	st := open(b)
+	if n := storetest.BenchRecords(b, 0); n > 0 {
+		storetest.PopulateFrom(b, st, n, storetest.Common)
+	}
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(b.TempDir(), "server.key"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := custody.New(st, key, custody.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, tok, err := svc.AddPrincipal(b.Context(), custody.PrincipalInput{Tenant: "acme", Name: "writer", Roles: []string{"user"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{RatePerSecond: -1, Logger: slog.New(slog.DiscardHandler)}).Handler())
+	b.Cleanup(srv.Close)
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	client := &http.Client{Transport: tr}
+	b.Cleanup(tr.CloseIdleConnections)
+	clients := 1
+	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
+	var calls atomic.Int64
+	lat, elapsed := storetest.Hammer(b, clients, func(int) error {
+		i := calls.Add(1)
+		body, _ := json.Marshal(httpapi.MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
+			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"})
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/memories", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusCreated {
+			return fmt.Errorf("status %d", res.StatusCode)
+		}
+		return nil
+	})
+	storetest.ReportCalls(b, lat, elapsed, "writes/s", "write")
+}

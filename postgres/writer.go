@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Group commit. The writes of this process that wait at the same moment
+// share one transaction and one commit (one WAL flush on the server): the
+// first of them to take one of the process's writer slots runs every
+// write queued by then, each in a savepoint of its own, so that an error
+// in one rolls back that write alone and its batch-mates commit. Each
+// write's decision is its own: its fn runs with the statements of the
+// writes before it in the batch visible, exactly as if they had committed
+// just before. Each write takes, before its first statement on a tenant,
+// that tenant's advisory lock (lockedTx), held by the batch until it
+// commits: batches of different tenants run side by side, on this server
+// (up to half the pool's connections) and on every other.
+
+// maxBatch bounds how many writes share one commit. Each write of a batch
+// is a subtransaction, and PostgreSQL tracks at most 64 of them per
+// transaction in shared memory before every snapshot of every other
+// session has to look them up on disk: a batch stays under that.
+const maxBatch = 32
+
+// batchTimeout bounds a batch's statements. They do not run under any one
+// caller's context: a request cancelled in the middle of a batch must not
+// abort the transaction its batch-mates are in (a cancelled write that has
+// not begun is skipped).
+const batchTimeout = time.Minute
+
+// write is one Update waiting for its batch.
+type write struct {
+	ctx  context.Context
+	fn   func(custody.Tx) error
+	done chan error
+}
+
+// Update runs fn in one write transaction: with other concurrent writes of
+// this process it shares a commit (group commit), but each runs inside its
+// own savepoint, so an error from fn rolls back fn's changes only. Before
+// its first statement on a tenant, fn's Tx takes that tenant's advisory
+// lock, so that writers of one tenant on every server run one at a time;
+// the transaction is READ COMMITTED, so each statement after the lock sees
+// every write committed before it. A write PostgreSQL aborts to break a
+// deadlock between tenants' locks is run again.
+func (s *Store) Update(ctx context.Context, fn func(custody.Tx) error) error {
+	for try := 0; ; try++ {
+		err := s.update(ctx, fn)
+		if !deadlocked(err) || try == maxDeadlockRetries {
+			return err
+		}
+	}
+}
+
+// update is one try of Update.
+func (s *Store) update(ctx context.Context, fn func(custody.Tx) error) error {
+	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.queue <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		select {
+		case err := <-w.done: // a batch led by another write ran it
+			return err
+		case s.writer <- struct{}{}:
+			// This write leads: it runs what is queued (its own write
+			// among them, or in a later batch it leads again).
+			s.commit(s.drain())
+			<-s.writer
+		}
+	}
+}
+
+// UpdateEach runs fns in one batch, each in its own savepoint, in order
+// (custody.GroupUpdater).
+func (s *Store) UpdateEach(ctx context.Context, fns ...func(custody.Tx) error) []error {
+	errs := make([]error, len(fns))
+	ws := make([]*write, len(fns))
+	for i, fn := range fns {
+		ws[i] = &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	}
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return errs
+	}
+	s.commit(ws)
+	<-s.writer
+	for i, w := range ws {
+		errs[i] = <-w.done
+	}
+	return errs
+}
+
+// drain takes the writes queued now, up to maxBatch.
+func (s *Store) drain() []*write {
+	var batch []*write
+	for len(batch) < maxBatch {
+		select {
+		case w := <-s.queue:
+			batch = append(batch, w)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit runs batch in one transaction and answers every write of it.
+func (s *Store) commit(batch []*write) {
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	errs := make([]error, len(batch))
+	finish := func(all error) {
+		for i, w := range batch {
+			if errs[i] == nil {
+				errs[i] = all
+			}
+			w.done <- errs[i]
+		}
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		finish(unavailable(err))
+		return
+	}
+	defer tx.Rollback(ctx) // after Commit, a no-op
+	// A write alone in its batch needs no savepoint: its error rolls back
+	// the whole transaction. In a batch, each write's savepoint is opened
+	// in the same round trip that releases the one before (statements
+	// without arguments go as one simple query), and the last is released
+	// by the commit.
+	alone := len(batch) == 1
+	open := "SAVEPOINT w"
+	ran := 0
+	locks := map[string]bool{} // the tenants' locks the batch holds
+	for i, w := range batch {
+		if err := w.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if !alone {
+			if _, err := tx.Exec(ctx, open); err != nil {
+				s.fail(errs, fmt.Errorf("savepoint: %w", err))
+				finish(nil)
+				return
+			}
+		}
+		held := maps.Clone(locks)
+		errs[i] = w.fn(&lockedTx{t: &txn{tx: batchTx{Tx: tx, ctx: ctx}}, locks: locks})
+		if errs[i] != nil {
+			// A lock taken in the rolled-back savepoint may be gone with
+			// it: the next write takes it again (taking a lock the
+			// transaction holds is a no-op).
+			clear(locks)
+			maps.Copy(locks, held)
+			if tx.Conn().IsClosed() || connError(errs[i]) {
+				s.fail(errs, unavailable(errs[i]))
+				finish(nil)
+				return
+			}
+			if alone {
+				finish(nil)
+				return
+			}
+			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
+				s.fail(errs, fmt.Errorf("savepoint: %w", err))
+				finish(nil)
+				return
+			}
+			open = "SAVEPOINT w"
+			continue
+		}
+		open = "RELEASE SAVEPOINT w; SAVEPOINT w"
+		ran++
+	}
+	if ran == 0 {
+		finish(nil) // nothing to keep: the deferred rollback ends it
+		return
+	}
+	if err := tx.Commit(ctx); err != nil {
+		finish(unavailable(err))
+		return
+	}
+	finish(nil)
+}
+
+// fail makes every write of a batch fail with err, whatever its own
+// outcome: the transaction they shared is lost.
+func (s *Store) fail(errs []error, err error) {
+	for i := range errs {
+		errs[i] = unavailable(err)
+	}
+}
+
+// batchTx runs a write's statements under its batch's context, whatever
+// context the write passes (see batchTimeout).
+type batchTx struct {
+	pgx.Tx
+	ctx context.Context
+}
+
+func (t batchTx) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return t.Tx.Exec(t.ctx, sql, args...)
+}
+
+func (t batchTx) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return t.Tx.Query(t.ctx, sql, args...)
+}
+
+func (t batchTx) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	return t.Tx.QueryRow(t.ctx, sql, args...)
+}
+
+func (t batchTx) SendBatch(_ context.Context, b *pgx.Batch) pgx.BatchResults {
+	return t.Tx.SendBatch(t.ctx, b)
+}
+
+func (t batchTx) CopyFrom(_ context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+	return t.Tx.CopyFrom(t.ctx, table, cols, src)
+}
