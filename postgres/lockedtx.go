@@ -18,6 +18,10 @@ import (
 type lockedTx struct {
 	t     *txn
 	locks map[string]bool
+	// noWait: only try locks (a write joining a batch that holds locks).
+	noWait bool
+	// err is the failure of a lock, kept: see lock.
+	err error
 }
 
 var _ custody.Tx = (*lockedTx)(nil)

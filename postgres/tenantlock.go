@@ -26,13 +26,32 @@ const tenantLockSpace int32 = 0x63757374
 // PostgreSQL aborted to break a deadlock between tenants' locks.
 const maxDeadlockRetries = 8
 
-// lock takes the lock of tenant ("" for every tenant) unless held.
+// errLockBusy is a lock of a write in a batch that another transaction
+// holds: the write is run again at the head of a later batch, where it
+// may wait for it (writer.go).
+var errLockBusy = errors.New("postgres: a tenant's lock is held by another writer; the write runs again in the next batch")
+
+// lock takes the lock of tenant ("" for every tenant) unless held. A Tx
+// that may not wait (a write joining a batch that holds other tenants'
+// locks: waiting there could close a cycle with another batch) only
+// tries, and refuses the write with errLockBusy when the lock is taken.
+// Once a lock fails, every later call fails the same way, so that a
+// write cannot go on without the lock it asked for whatever it does with
+// the error.
 func (l *lockedTx) lock(ctx context.Context, tenant string) error {
+	if l.err != nil {
+		return l.err
+	}
 	if l.locks[tenant] || l.locks[""] {
 		return nil
 	}
 	var err error
+	got := true
 	switch {
+	case l.noWait && tenant == "":
+		err = l.t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, writeLock).Scan(&got)
+	case l.noWait:
+		err = l.t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, writeLock, tenantLockSpace, tenant).Scan(&got)
 	case tenant == "":
 		_, err = l.t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLock)
 	case len(l.locks) == 0:
@@ -40,11 +59,16 @@ func (l *lockedTx) lock(ctx context.Context, tenant string) error {
 	default:
 		_, err = l.t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, tenantLockSpace, tenant)
 	}
-	if err != nil {
-		return classify(err)
+	switch {
+	case err != nil:
+		l.err = classify(err)
+	case !got:
+		l.err = errLockBusy
+	default:
+		l.locks[tenant] = true
+		return nil
 	}
-	l.locks[tenant] = true
-	return nil
+	return l.err
 }
 
 // deadlocked reports whether err is PostgreSQL breaking a deadlock.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -74,7 +75,7 @@ func (s *Store) update(ctx context.Context, fn func(custody.Tx) error) error {
 		case s.writer <- struct{}{}:
 			// This write leads: it runs what is queued (its own write
 			// among them, or in a later batch it leads again).
-			s.commit(s.drain())
+			s.commitAll(s.drain())
 			<-s.writer
 		}
 	}
@@ -96,7 +97,7 @@ func (s *Store) UpdateEach(ctx context.Context, fns ...func(custody.Tx) error) [
 		}
 		return errs
 	}
-	s.commit(ws)
+	s.commitAll(ws)
 	<-s.writer
 	for i, w := range ws {
 		errs[i] = <-w.done
@@ -105,8 +106,10 @@ func (s *Store) UpdateEach(ctx context.Context, fns ...func(custody.Tx) error) [
 }
 
 // drain takes the writes queued now, up to maxBatch.
-func (s *Store) drain() []*write {
-	var batch []*write
+func (s *Store) drain() []*write { return s.drainTo(nil) }
+
+// drainTo appends to batch the writes queued now, up to maxBatch in all.
+func (s *Store) drainTo(batch []*write) []*write {
 	for len(batch) < maxBatch {
 		select {
 		case w := <-s.queue:
@@ -118,17 +121,27 @@ func (s *Store) drain() []*write {
 	return batch
 }
 
-// commit runs batch in one transaction and answers every write of it.
-func (s *Store) commit(batch []*write) {
+// commit runs batch in one transaction and answers every write of it but
+// those it returns: writes that found a tenant's lock held by another
+// transaction (errLockBusy), to be run again at the head of the next
+// batch. Only the first write of a batch waits for a lock (it holds none
+// yet, so it closes no cycle); the others only try, so batches of
+// different servers never deadlock on each other.
+func (s *Store) commit(batch []*write) (again []*write) {
 	if len(batch) == 0 {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	errs := make([]error, len(batch))
+	busy := make([]bool, len(batch))
 	finish := func(all error) {
 		for i, w := range batch {
-			if errs[i] == nil {
+			if busy[i] && all == nil {
+				again = append(again, w)
+				continue
+			}
+			if errs[i] == nil || busy[i] {
 				errs[i] = all
 			}
 			w.done <- errs[i]
@@ -137,7 +150,7 @@ func (s *Store) commit(batch []*write) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		finish(unavailable(err))
-		return
+		return nil
 	}
 	defer tx.Rollback(ctx) // after Commit, a no-op
 	// A write alone in its batch needs no savepoint: its error rolls back
@@ -158,11 +171,15 @@ func (s *Store) commit(batch []*write) {
 			if _, err := tx.Exec(ctx, open); err != nil {
 				s.fail(errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
-				return
+				return again
 			}
 		}
 		held := maps.Clone(locks)
-		errs[i] = w.fn(&lockedTx{t: &txn{tx: batchTx{Tx: tx, ctx: ctx}}, locks: locks})
+		lt := &lockedTx{t: &txn{tx: batchTx{Tx: tx, ctx: ctx}}, locks: locks, noWait: len(locks) > 0}
+		errs[i] = w.fn(lt)
+		if lt.err != nil { // whatever fn made of it
+			errs[i] = lt.err
+		}
 		if errs[i] != nil {
 			// A lock taken in the rolled-back savepoint may be gone with
 			// it: the next write takes it again (taking a lock the
@@ -172,17 +189,18 @@ func (s *Store) commit(batch []*write) {
 			if tx.Conn().IsClosed() || connError(errs[i]) {
 				s.fail(errs, unavailable(errs[i]))
 				finish(nil)
-				return
+				return again
 			}
 			if alone {
 				finish(nil)
-				return
+				return again
 			}
 			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
 				s.fail(errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
-				return
+				return again
 			}
+			busy[i] = errors.Is(errs[i], errLockBusy)
 			open = "SAVEPOINT w"
 			continue
 		}
@@ -191,13 +209,26 @@ func (s *Store) commit(batch []*write) {
 	}
 	if ran == 0 {
 		finish(nil) // nothing to keep: the deferred rollback ends it
-		return
+		return again
 	}
 	if err := tx.Commit(ctx); err != nil {
 		finish(unavailable(err))
-		return
+		return again
 	}
 	finish(nil)
+	return again
+}
+
+// commitAll runs batch and, at the head of the batches after it, the
+// writes it had to run again, until every one is answered.
+func (s *Store) commitAll(batch []*write) {
+	for len(batch) > 0 {
+		again := s.commit(batch)
+		if len(again) == 0 {
+			return
+		}
+		batch = s.drainTo(again)
+	}
 }
 
 // fail makes every write of a batch fail with err, whatever its own
