@@ -101,7 +101,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 		if res.Mode == ModeHybrid {
 			sq.Limit = hybridCandidates
 		}
-		if sem, err = vs.VectorSearch(ctx, scope, sq, e.Model(), terms); err != nil {
+		if sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms); err != nil {
 			return nil, err
 		}
 	}

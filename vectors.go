@@ -27,14 +27,27 @@ type VectorStore interface {
 	// VectorSearch ranks the records eligible for s (inside the query, as
 	// Search) that pass q's filters by their vector of model, best first,
 	// at most q.Limit of them, as embed.TermScorer scores them against
-	// the query vectors terms (one: cosine similarity).
-	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32) ([]Scored, error)
+	// the query vectors terms (one: cosine similarity). The scan is
+	// exact; when more than maxScan records are eligible (0: no bound)
+	// it stops and answers ErrScanBound.
+	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32, maxScan int) ([]Scored, error)
+	// VectorCandidates ranks as VectorSearch does, among candidates only:
+	// the records eligible for s that pass q's filters (inside the
+	// lexical index's query, before its LIMIT) and hold at least one of
+	// the lexical terms match (internal/lexical) in body or key, at most
+	// candidates of them, best BM25 first. Each query word's rarity is
+	// counted as among all the store's records with a vector of model.
+	VectorCandidates(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]Scored, error)
 	// DropVectors deletes every vector (custody reindex --embeddings).
 	DropVectors(ctx context.Context) error
 	// VectorOf is the model and dimension of a record's stored vector;
 	// ErrNotFound when it has none.
 	VectorOf(ctx context.Context, tenant, id string) (model string, dim int, err error)
 }
+
+// ErrScanBound is VectorSearch's answer when more records are eligible
+// than it was allowed to scan.
+var ErrScanBound = errors.New("more eligible records than an exact vector scan may read")
 
 // RecordVector is the vector of one record.
 type RecordVector struct {

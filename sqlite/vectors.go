@@ -103,8 +103,9 @@ func (s *Store) DropVectors(ctx context.Context) error {
 // (the eligibility filter is in the query, as in Search) and keeps the
 // q.Limit most similar; it then reads those records, eligible still, in
 // the same snapshot. The scan is exact: its cost grows with the subject's
-// eligible records (docs/search.md).
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+// eligible records (docs/search.md); past maxScan of them (0: no bound)
+// it stops and answers custody.ErrScanBound.
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Scored, error) {
 	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
@@ -114,26 +115,51 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	}
 	defer tx.Rollback()
 	filter, args := vectorFilter(sc, q)
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid
- WHERE v.model = ? AND `+filter, append([]any{model}, args...)...)
-	if err != nil {
-		return nil, unavailable(err)
+	query := `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
+	qargs := append([]any{model}, args...)
+	if maxScan > 0 {
+		query += ` LIMIT ?`
+		qargs = append(qargs, maxScan+1)
 	}
 	scorer := embed.NewTermScorer[int64](terms)
+	n, err := scanVectors(ctx, tx, scorer, query, qargs...)
+	if err != nil {
+		return nil, err
+	}
+	if maxScan > 0 && n > maxScan {
+		return nil, custody.ErrScanBound
+	}
+	return scoredRecords(ctx, tx, scorer, q.Limit, filter, args)
+}
+
+// scanVectors adds the vectors of the rows of query (rid, vec) to scorer
+// and returns how many rows there were.
+func scanVectors(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int64], query string, args ...any) (int, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	defer rows.Close()
+	n := 0
 	for rows.Next() {
 		var rid int64
 		var b sql.RawBytes // scored before the next row: no copy
 		if err := rows.Scan(&rid, &b); err != nil {
-			rows.Close()
-			return nil, unavailable(err)
+			return 0, unavailable(err)
 		}
+		n++
 		scorer.Add(rid, b) // a vector of another dimension is left out: reindex --embeddings
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
+		return 0, unavailable(err)
 	}
-	rids, scores := scorer.Top(q.Limit)
+	return n, nil
+}
+
+// scoredRecords reads the limit best of scorer's records, eligible still
+// (filter), in tx's snapshot, best first.
+func scoredRecords(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int64], limit int, filter string, args []any) ([]custody.Scored, error) {
+	rids, scores := scorer.Top(limit)
 	if len(rids) == 0 {
 		return nil, nil
 	}

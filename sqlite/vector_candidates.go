@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
+)
+
+// VectorCandidates ranks by vector, as VectorSearch does, the candidates
+// the search index finds: the records eligible for sc that pass q's
+// filters (in the FTS query, before its LIMIT) and hold one of the terms
+// match in body or key, at most candidates of them, best BM25 first. The
+// words' rarity is counted as among every record with a vector of model
+// (the store's largest such rid: an estimate that costs one index probe).
+func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]custody.Scored, error) {
+	fts := ftsTerms(match)
+	if q.Limit <= 0 || len(terms) == 0 || fts == "" || candidates <= 0 {
+		return nil, nil
+	}
+	if err := s.indexPending(ctx); err != nil {
+		return nil, unavailable(err)
+	}
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer tx.Rollback()
+	var corpus int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM vectors`).Scan(&corpus); err != nil {
+		return nil, unavailable(err)
+	}
+	filter, args := vectorFilter(sc, q)
+	scorer := embed.NewTermScorer[int64](terms)
+	scorer.Corpus(int(corpus))
+	query := `SELECT r.rid, v.vec FROM records_fts JOIN records r ON r.rid = records_fts.rowid
+ JOIN vectors v ON v.rid = r.rid AND v.model = ?
+ WHERE records_fts MATCH ? AND ` + filter + ` ORDER BY bm25(records_fts, 1.0, 0.5) LIMIT ?`
+	qargs := append(append([]any{model, fts}, args...), candidates)
+	if _, err := scanVectors(ctx, tx, scorer, query, qargs...); err != nil {
+		return nil, err
+	}
+	return scoredRecords(ctx, tx, scorer, q.Limit, filter, args)
+}
+
+// ftsTerms is the FTS5 query for records holding any of the lexical
+// terms (internal/lexical) in body or key; "" for none.
+func ftsTerms(terms []string) string {
+	quoted := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t != "" && !strings.ContainsRune(t, '"') {
+			quoted = append(quoted, `"`+t+`"`)
+		}
+	}
+	if len(quoted) == 0 {
+		return ""
+	}
+	return `{body key} : (` + strings.Join(quoted, " OR ") + `)`
+}
