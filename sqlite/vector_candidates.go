@@ -34,8 +34,8 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	filter, args := vectorFilter(sc, q)
 	scorer := embed.NewTermScorer[int64](terms)
 	scorer.Corpus(int(corpus))
-	query := `SELECT r.rid, v.vec FROM records_fts JOIN records r ON r.rid = records_fts.rowid
- JOIN vectors v ON v.rid = r.rid AND v.model = ?
+	query := `SELECT r.rid, v.vec FROM records_fts CROSS JOIN records r ON r.rid = records_fts.rowid
+ CROSS JOIN vectors v ON v.rid = r.rid AND v.model = ?
  WHERE records_fts MATCH ? AND ` + filter + ` ORDER BY bm25(records_fts, 1.0, 0.5) LIMIT ?`
 	qargs := append(append([]any{model, fts}, args...), candidates)
 	if _, err := scanVectors(ctx, tx, scorer, query, qargs...); err != nil {

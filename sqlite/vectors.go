@@ -168,7 +168,10 @@ func scoredRecords(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int
 	for i, rid := range rids {
 		sims[rid], ids[i] = scores[i], rid
 	}
-	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.rid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`) AND `+filter,
+	// CROSS JOIN: look each record up by its rid, rather than let the
+	// planner walk an index of the eligibility filter.
+	recRows, err := tx.QueryContext(ctx, `WITH c(rid) AS (VALUES `+strings.TrimSuffix(strings.Repeat("(?),", len(ids)), ",")+`)
+ SELECT `+recordCols+` FROM c CROSS JOIN records r ON r.rid = c.rid WHERE `+filter,
 		append(ids, args...)...)
 	if err != nil {
 		return nil, unavailable(err)
