@@ -22,13 +22,8 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	if err := s.indexPending(ctx); err != nil {
 		return nil, unavailable(err)
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	defer tx.Rollback()
 	var corpus int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM vectors`).Scan(&corpus); err != nil {
+	if err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM vectors`).Scan(&corpus); err != nil {
 		return nil, unavailable(err)
 	}
 	filter, args := vectorFilter(sc, q)
@@ -38,10 +33,10 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
  CROSS JOIN vectors v ON v.rid = r.rid AND v.model = ?
  WHERE records_fts MATCH ? AND ` + filter + ` ORDER BY bm25(records_fts, 1.0, 0.5) LIMIT ?`
 	qargs := append(append([]any{model, fts}, args...), candidates)
-	if _, err := scanVectors(ctx, tx, scorer, query, qargs...); err != nil {
+	if _, err := scanVectors(ctx, s.reader(), scorer, query, qargs...); err != nil {
 		return nil, err
 	}
-	return scoredRecords(ctx, tx, scorer, q.Limit, filter, args)
+	return scoredRecords(ctx, s.reader(), scorer, q.Limit, filter, args)
 }
 
 // ftsTerms is the FTS5 query for records holding any of the lexical

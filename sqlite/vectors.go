@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -101,19 +102,14 @@ func (s *Store) DropVectors(ctx context.Context) error {
 
 // VectorSearch scans the vectors of model of the records eligible for sc
 // (the eligibility filter is in the query, as in Search) and keeps the
-// q.Limit most similar; it then reads those records, eligible still, in
-// the same snapshot. The scan is exact: its cost grows with the subject's
+// q.Limit most similar; it then reads those records that are eligible
+// still (a record that ceased to be meanwhile is left out). The scan is exact: its cost grows with the subject's
 // eligible records (docs/search.md); past maxScan of them (0: no bound)
 // it stops and answers custody.ErrScanBound.
 func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Scored, error) {
 	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	defer tx.Rollback()
 	filter, args := vectorFilter(sc, q)
 	query := `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
 	qargs := append([]any{model}, args...)
@@ -122,19 +118,24 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 		qargs = append(qargs, maxScan+1)
 	}
 	scorer := embed.NewTermScorer[int64](terms)
-	n, err := scanVectors(ctx, tx, scorer, query, qargs...)
+	n, err := scanVectors(ctx, s.reader(), scorer, query, qargs...)
 	if err != nil {
 		return nil, err
 	}
 	if maxScan > 0 && n > maxScan {
 		return nil, custody.ErrScanBound
 	}
-	return scoredRecords(ctx, tx, scorer, q.Limit, filter, args)
+	return scoredRecords(ctx, s.reader(), scorer, q.Limit, filter, args)
+}
+
+// querier runs a query: the store's cached statements (reader).
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
 // scanVectors adds the vectors of the rows of query (rid, vec) to scorer
 // and returns how many rows there were.
-func scanVectors(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int64], query string, args ...any) (int, error) {
+func scanVectors(ctx context.Context, tx querier, scorer *embed.TermScorer[int64], query string, args ...any) (int, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, unavailable(err)
@@ -156,23 +157,23 @@ func scanVectors(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int64
 	return n, nil
 }
 
-// scoredRecords reads the limit best of scorer's records, eligible still
-// (filter), in tx's snapshot, best first.
-func scoredRecords(ctx context.Context, tx *sql.Tx, scorer *embed.TermScorer[int64], limit int, filter string, args []any) ([]custody.Scored, error) {
+// scoredRecords reads the limit best of scorer's records that are
+// eligible still (filter), best first.
+func scoredRecords(ctx context.Context, tx querier, scorer *embed.TermScorer[int64], limit int, filter string, args []any) ([]custody.Scored, error) {
 	rids, scores := scorer.Top(limit)
 	if len(rids) == 0 {
 		return nil, nil
 	}
 	sims := map[int64]float32{}
-	ids := make([]any, len(rids))
+	ids := make([]string, len(rids))
 	for i, rid := range rids {
-		sims[rid], ids[i] = scores[i], rid
+		sims[rid], ids[i] = scores[i], strconv.FormatInt(rid, 10)
 	}
-	// CROSS JOIN: look each record up by its rid, rather than let the
-	// planner walk an index of the eligibility filter.
-	recRows, err := tx.QueryContext(ctx, `WITH c(rid) AS (VALUES `+strings.TrimSuffix(strings.Repeat("(?),", len(ids)), ",")+`)
- SELECT `+recordCols+` FROM c CROSS JOIN records r ON r.rid = c.rid WHERE `+filter,
-		append(ids, args...)...)
+	// One query text whatever the number of rids (a cached statement);
+	// CROSS JOIN: each record looked up by its rid, rather than the
+	// planner walking an index of the eligibility filter.
+	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM json_each(?) c CROSS JOIN records r ON r.rid = c.value WHERE `+filter,
+		append([]any{"[" + strings.Join(ids, ",") + "]"}, args...)...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
