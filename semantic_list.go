@@ -45,7 +45,7 @@ type ScanBounder interface {
 
 // semanticList is the semantic candidate list of q (terms are the
 // query's vectors, as embedQuery made them).
-func (s *Service) semanticList(ctx context.Context, vs VectorStore, e embed.Embedder, sc Scope, q SearchQuery, text string, terms [][]float32) ([]Scored, error) {
+func (s *Service) semanticList(ctx context.Context, vs VectorStore, e embed.Embedder, sc Scope, q SearchQuery, text string, terms [][]float32) ([]Ranked, error) {
 	if x, ok := e.(embed.Expander); ok {
 		return vs.VectorCandidates(ctx, sc, q, e.Model(), terms, expandedTerms(x, e, text), semanticCandidates)
 	}

@@ -3,10 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/embed"
@@ -102,22 +100,21 @@ func (s *Store) DropVectors(ctx context.Context) error {
 
 // VectorSearch scans the vectors of model of the records eligible for sc
 // (the eligibility filter is in the query, as in Search) and keeps the
-// q.Limit most similar; it then reads those records that are eligible
-// still (a record that ceased to be meanwhile is left out). The scan is exact: its cost grows with the subject's
-// eligible records (docs/search.md); past maxScan of them (0: no bound)
-// it stops and answers custody.ErrScanBound.
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Scored, error) {
+// q.Limit most similar. The scan is exact: its cost grows with the
+// subject's eligible records (docs/search.md); past maxScan of them (0:
+// no bound) it stops and answers custody.ErrScanBound.
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Ranked, error) {
 	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
 	filter, args := vectorFilter(sc, q)
-	query := `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
+	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
 	qargs := append([]any{model}, args...)
 	if maxScan > 0 {
 		query += ` LIMIT ?`
 		qargs = append(qargs, maxScan+1)
 	}
-	scorer := embed.NewTermScorer[int64](terms)
+	scorer := embed.NewTermScorer[string](terms)
 	n, err := scanVectors(ctx, s.reader(), scorer, query, qargs...)
 	if err != nil {
 		return nil, err
@@ -125,7 +122,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	if maxScan > 0 && n > maxScan {
 		return nil, custody.ErrScanBound
 	}
-	return scoredRecords(ctx, s.reader(), scorer, q.Limit, filter, args)
+	return top(scorer, q.Limit), nil
 }
 
 // querier runs a query: the store's cached statements (reader).
@@ -133,23 +130,23 @@ type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-// scanVectors adds the vectors of the rows of query (rid, vec) to scorer
+// scanVectors adds the vectors of the rows of query (id, vec) to scorer
 // and returns how many rows there were.
-func scanVectors(ctx context.Context, tx querier, scorer *embed.TermScorer[int64], query string, args ...any) (int, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+func scanVectors(ctx context.Context, db querier, scorer *embed.TermScorer[string], query string, args ...any) (int, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, unavailable(err)
 	}
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
-		var rid int64
+		var id string
 		var b sql.RawBytes // scored before the next row: no copy
-		if err := rows.Scan(&rid, &b); err != nil {
+		if err := rows.Scan(&id, &b); err != nil {
 			return 0, unavailable(err)
 		}
 		n++
-		scorer.Add(rid, b) // a vector of another dimension is left out: reindex --embeddings
+		scorer.Add(id, b) // a vector of another dimension is left out: reindex --embeddings
 	}
 	if err := rows.Err(); err != nil {
 		return 0, unavailable(err)
@@ -157,39 +154,47 @@ func scanVectors(ctx context.Context, tx querier, scorer *embed.TermScorer[int64
 	return n, nil
 }
 
-// scoredRecords reads the limit best of scorer's records that are
-// eligible still (filter), best first.
-func scoredRecords(ctx context.Context, tx querier, scorer *embed.TermScorer[int64], limit int, filter string, args []any) ([]custody.Scored, error) {
-	rids, scores := scorer.Top(limit)
-	if len(rids) == 0 {
+// top is the limit best of scorer's records, best first.
+func top(scorer *embed.TermScorer[string], limit int) []custody.Ranked {
+	ids, scores := scorer.Top(limit)
+	out := make([]custody.Ranked, len(ids))
+	for i, id := range ids {
+		out[i] = custody.Ranked{ID: id, Score: float64(scores[i])}
+	}
+	return out
+}
+
+// RankedRecords reads the records of ids that are eligible for sc and
+// pass q's filters.
+func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) ([]*custody.Record, error) {
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	sims := map[int64]float32{}
-	ids := make([]string, len(rids))
-	for i, rid := range rids {
-		sims[rid], ids[i] = scores[i], strconv.FormatInt(rid, 10)
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
 	}
-	// One query text whatever the number of rids (a cached statement);
-	// CROSS JOIN: each record looked up by its rid, rather than the
+	filter, args := vectorFilter(sc, q)
+	// One query text whatever the number of ids (a cached statement);
+	// CROSS JOIN: each record looked up by its id, rather than the
 	// planner walking an index of the eligibility filter.
-	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM json_each(?) c CROSS JOIN records r ON r.rid = c.value WHERE `+filter,
-		append([]any{"[" + strings.Join(ids, ",") + "]"}, args...)...)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+recordCols+` FROM json_each(?) c CROSS JOIN records r ON r.id = c.value WHERE `+filter,
+		append([]any{string(list)}, args...)...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	defer recRows.Close()
-	var out []custody.Scored
-	for recRows.Next() {
-		r, rid, err := scanRecord(recRows)
+	defer rows.Close()
+	var out []*custody.Record
+	for rows.Next() {
+		r, _, err := scanRecord(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, custody.Scored{Record: r, Score: float64(sims[rid])})
+		out = append(out, r)
 	}
-	if err := recRows.Err(); err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, unavailable(err)
 	}
-	sortScored(out)
 	return out, nil
 }
 
@@ -212,14 +217,4 @@ func vectorFilter(sc custody.Scope, q custody.SearchQuery) (string, []any) {
 	}
 	fq, fargs := filterSQL(q.Filters)
 	return filter + fq, append(args, fargs...)
-}
-
-// sortScored orders hits best first, ties newest first.
-func sortScored(hits []custody.Scored) {
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].ID > hits[j].ID
-	})
 }
