@@ -31,10 +31,21 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	scorer.Corpus(int(corpus))
 	query := `SELECT r.id, v.vec FROM records_fts CROSS JOIN records r ON r.rid = records_fts.rowid
  CROSS JOIN vectors v ON v.rid = r.rid AND v.model = ?
- WHERE records_fts MATCH ? AND ` + filter + ` ORDER BY bm25(records_fts, 1.0, 0.5) LIMIT ?`
-	qargs := append(append([]any{model, fts}, args...), candidates)
-	if _, err := scanVectors(ctx, s.reader(), scorer, query, qargs...); err != nil {
+ WHERE records_fts MATCH ? AND ` + filter
+	qargs := append([]any{model, fts}, args...)
+	// Most queries match fewer eligible records than candidates: then
+	// all of them are the candidates, in any order, and BM25 need not
+	// be computed. Only when there are more are the best by BM25 kept.
+	n, err := scanVectors(ctx, s.reader(), scorer, query+` LIMIT ?`, append(qargs, candidates+1)...)
+	if err != nil {
 		return nil, err
+	}
+	if n > candidates {
+		scorer = embed.NewTermScorer[string](terms)
+		scorer.Corpus(int(corpus))
+		if _, err := scanVectors(ctx, s.reader(), scorer, query+` ORDER BY bm25(records_fts, 1.0, 0.5) LIMIT ?`, append(qargs, candidates)...); err != nil {
+			return nil, err
+		}
 	}
 	return top(scorer, q.Limit), nil
 }
