@@ -2,8 +2,10 @@ package custody
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/custody-mem/custody/embed"
@@ -98,15 +100,19 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	}
 	// The candidate lists are ranks (ids and scores); only the records
 	// of the fused list, cut to its limit, are read.
+	// In hybrid mode the two lists are made at once, on two of the
+	// store's read connections.
 	var lex, sem []Ranked
+	var lexErr error
 	lq, sq := q, q
+	var wg sync.WaitGroup
 	if res.Mode == ModeHybrid {
 		lq.Limit, sq.Limit = hybridCandidates, hybridCandidates
-		if lex, err = vs.LexicalRanks(ctx, scope, lq); err != nil {
-			return nil, err
-		}
+		wg.Go(func() { lex, lexErr = vs.LexicalRanks(ctx, scope, lq) })
 	}
-	if sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms); err != nil {
+	sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms)
+	wg.Wait()
+	if err = errors.Join(err, lexErr); err != nil {
 		return nil, err
 	}
 	var fused []Scored
