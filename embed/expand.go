@@ -3,6 +3,7 @@ package embed
 import (
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Expander is implemented by an embedder whose similarities arise only
@@ -63,8 +64,22 @@ func (b *Builtin) concepts(base string) map[int32]float64 {
 	return out
 }
 
+// indexes are the concept indexes built, one per set of weights (every
+// Builtin of the same weights shares one: building takes a few hundred
+// milliseconds and some MB).
+var (
+	indexMu sync.Mutex
+	indexes = map[builtinParams]*conceptIndex{}
+)
+
 func (b *Builtin) index() *conceptIndex {
 	b.idxOnce.Do(func() {
+		indexMu.Lock()
+		defer indexMu.Unlock()
+		if ix := indexes[b.p]; ix != nil {
+			b.idx = ix
+			return
+		}
 		ix := &conceptIndex{bySyn: map[int32][]posting{}, forms: map[string][]string{}}
 		names := make([]string, 0, len(b.lex.lemmas))
 		for name := range b.lex.lemmas {
@@ -83,6 +98,7 @@ func (b *Builtin) index() *conceptIndex {
 		for _, f := range ix.forms {
 			sort.Strings(f)
 		}
+		indexes[b.p] = ix
 		b.idx = ix
 	})
 	return b.idx
