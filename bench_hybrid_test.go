@@ -50,8 +50,9 @@ func embedSeeded(b *testing.B, e *env) {
 }
 
 // BenchmarkSearchHybrid and BenchmarkSearchSemantic time a search of the
-// seeded store with every record's vector stored (exact scan over the
-// subject's eligible records, fused with the lexical list). Run:
+// seeded store with every record's vector stored (the built-in embedder's
+// semantic list from the lexical index, fused with the lexical list in
+// hybrid mode; docs/search.md). Run:
 //
 //	CUSTODY_BENCH_EMBEDDER=builtin CUSTODY_BENCH_RECORDS=100000 go test -run x -bench 'Search(Hybrid|Semantic)$' -benchtime 200x .
 func BenchmarkSearchHybrid(b *testing.B) { benchSearchMode(b, custody.ModeHybrid) }

@@ -2,8 +2,10 @@ package custody
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/custody-mem/custody/embed"
@@ -39,11 +41,13 @@ type SearchResult struct {
 }
 
 // Fusion settings, measured on the LoCoMo development conversations
-// (docs/benchmarks.md): each list contributes 1/(rrfK + rank) to a
-// record's score (reciprocal rank fusion), over the first
-// hybridCandidates of each list.
+// (docs/benchmarks.md): each list contributes weight/(rrfK + rank) to a
+// record's score (weighted reciprocal rank fusion: the lexical list 1,
+// the semantic list semanticWeight), over the first hybridCandidates of
+// each list.
 const (
 	rrfK             = 10
+	semanticWeight   = 0.5
 	hybridCandidates = 100
 	// queryEmbedTimeout bounds embedding the query; past it the search
 	// is lexical.
@@ -86,34 +90,69 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			res.Mode, res.Fallback = ModeLexical, "embedder unavailable: "+verr.Error()
 		}
 	}
-	var lex, sem []Scored
-	if res.Mode != ModeSemantic {
-		lq := q
-		if res.Mode == ModeHybrid {
-			lq.Limit = hybridCandidates
-		}
-		if lex, err = s.store.Search(ctx, scope, lq); err != nil {
+	if res.Mode == ModeLexical {
+		lex, err := s.store.Search(ctx, scope, q)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if res.Mode != ModeLexical {
-		sq := q
-		if res.Mode == ModeHybrid {
-			sq.Limit = hybridCandidates
-		}
-		if sem, err = vs.VectorSearch(ctx, scope, sq, e.Model(), terms); err != nil {
-			return nil, err
-		}
-	}
-	switch res.Mode {
-	case ModeLexical:
 		res.Items = labelled(lex, "lexical")
-	case ModeSemantic:
-		res.Items = labelled(sem, "semantic")
-	default:
-		res.Items = fuse(q.Limit, labelled(lex, "lexical"), labelled(sem, "semantic"))
+		return res, nil
+	}
+	// The candidate lists are ranks (ids and scores); only the records
+	// of the fused list, cut to its limit, are read.
+	// In hybrid mode the two lists are made at once, on two of the
+	// store's read connections.
+	var lex, sem []Ranked
+	var lexErr error
+	lq, sq := q, q
+	var wg sync.WaitGroup
+	if res.Mode == ModeHybrid {
+		lq.Limit, sq.Limit = hybridCandidates, hybridCandidates
+		wg.Go(func() { lex, lexErr = vs.LexicalRanks(ctx, scope, lq) })
+	}
+	sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms)
+	wg.Wait()
+	if err = errors.Join(err, lexErr); err != nil {
+		return nil, err
+	}
+	var fused []Scored
+	if res.Mode == ModeSemantic {
+		fused = fuse(q.Limit, rankedList{sem, "semantic", 1})
+		for i := range fused {
+			fused[i].Score = sem[i].Score // the similarity, not its rank
+		}
+	} else {
+		fused = fuse(q.Limit, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
+	}
+	if res.Items, err = s.readRanked(ctx, vs, scope, q, fused); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// readRanked reads the records of a fused list, in its order; a record
+// that ceased to be eligible since its list was made is left out.
+func (s *Service) readRanked(ctx context.Context, vs VectorStore, sc Scope, q SearchQuery, hits []Scored) ([]Scored, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	recs, err := vs.RankedRecords(ctx, sc, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*Record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	out := make([]Scored, 0, len(hits))
+	for _, h := range hits {
+		if r := byID[h.ID]; r != nil {
+			h.Record = r
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // embedQuery is the query's vector, or, for an embedder whose vectors
@@ -149,10 +188,18 @@ func labelled(hits []Scored, list string) []Scored {
 	return out
 }
 
-// fuse merges ranked lists by reciprocal rank fusion: a record's score is
-// the sum over the lists that found it of 1/(rrfK + its rank there); ties
-// keep the order of the first list.
-func fuse(limit int, lists ...[]Scored) []Scored {
+// rankedList is one candidate list for fusion, with its name and weight.
+type rankedList struct {
+	hits   []Ranked
+	name   string
+	weight float64
+}
+
+// fuse merges ranked lists by weighted reciprocal rank fusion: a record's
+// score is the sum over the lists that found it of weight/(rrfK + its
+// rank there); ties keep the order of the first list. The items carry
+// only their ids until readRanked reads them.
+func fuse(limit int, lists ...rankedList) []Scored {
 	type acc struct {
 		hit   Scored
 		score float64
@@ -160,16 +207,15 @@ func fuse(limit int, lists ...[]Scored) []Scored {
 	byID := map[string]*acc{}
 	var order []*acc
 	for _, l := range lists {
-		for rank, h := range l {
+		for rank, h := range l.hits {
 			a := byID[h.ID]
 			if a == nil {
-				a = &acc{hit: h}
-				a.hit.Lists = nil
+				a = &acc{hit: Scored{Record: &Record{ID: h.ID}}}
 				byID[h.ID] = a
 				order = append(order, a)
 			}
-			a.score += 1 / float64(rrfK+rank+1)
-			a.hit.Lists = append(a.hit.Lists, h.Lists...)
+			a.score += l.weight / float64(rrfK+rank+1)
+			a.hit.Lists = append(a.hit.Lists, l.name)
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })

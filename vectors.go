@@ -27,13 +27,41 @@ type VectorStore interface {
 	// VectorSearch ranks the records eligible for s (inside the query, as
 	// Search) that pass q's filters by their vector of model, best first,
 	// at most q.Limit of them, as embed.TermScorer scores them against
-	// the query vectors terms (one: cosine similarity).
-	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32) ([]Scored, error)
+	// the query vectors terms (one: cosine similarity). The scan is
+	// exact; when more than maxScan records are eligible (0: no bound)
+	// it stops and answers ErrScanBound.
+	VectorSearch(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32, maxScan int) ([]Ranked, error)
+	// VectorCandidates ranks as VectorSearch does, among candidates only:
+	// the records eligible for s that pass q's filters (inside the
+	// lexical index's query, before its LIMIT) and hold at least one of
+	// the lexical terms match (internal/lexical) in body or key, at most
+	// candidates of them, best BM25 first. Each query word's rarity is
+	// counted as among all the store's records with a vector of model.
+	VectorCandidates(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]Ranked, error)
+	// LexicalRanks is Search's ranking without the records: the ids and
+	// scores of at most q.Limit records, best first.
+	LexicalRanks(ctx context.Context, s Scope, q SearchQuery) ([]Ranked, error)
+	// RankedRecords reads the records of ids that are eligible for s and
+	// pass q's filters (a record that ceased to be meanwhile is left
+	// out), in any order.
+	RankedRecords(ctx context.Context, s Scope, q SearchQuery, ids []string) ([]*Record, error)
 	// DropVectors deletes every vector (custody reindex --embeddings).
 	DropVectors(ctx context.Context) error
 	// VectorOf is the model and dimension of a record's stored vector;
 	// ErrNotFound when it has none.
 	VectorOf(ctx context.Context, tenant, id string) (model string, dim int, err error)
+}
+
+// ErrScanBound is VectorSearch's answer when more records are eligible
+// than it was allowed to scan.
+var ErrScanBound = errors.New("more eligible records than an exact vector scan may read")
+
+// Ranked is one record of a candidate list: its id and score (higher is
+// better). The records of a fused list are read once it is cut to its
+// limit (RankedRecords).
+type Ranked struct {
+	ID    string
+	Score float64
 }
 
 // RecordVector is the vector of one record.

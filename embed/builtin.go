@@ -33,8 +33,12 @@ type Builtin struct {
 	lex *lexicon
 	p   builtinParams
 
-	mu    sync.RWMutex
-	cache map[string][]component // word form -> its vector (word)
+	mu       sync.RWMutex
+	cache    map[string][]component // word form -> its vector (word)
+	expanded map[string][]string    // word and n -> Expand(word, n)
+
+	idxOnce sync.Once
+	idx     *conceptIndex // expand.go
 }
 
 // builtinParams are the weights of the built-in embedder, tuned on the
@@ -65,7 +69,7 @@ func NewBuiltin(dim int) (*Builtin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Builtin{dim: dim, lex: l, p: defaultParams, cache: map[string][]component{}}, nil
+	return &Builtin{dim: dim, lex: l, p: defaultParams, cache: map[string][]component{}, expanded: map[string][]string{}}, nil
 }
 
 // Model is "builtin-" and the version of the table and weights, and the

@@ -30,6 +30,7 @@ type TermScorer[T any] struct {
 	ids   []T
 	sims  []float32 // len(terms) per id
 	df    []int
+	n     int // records the rarity is counted over, at least those added
 }
 
 // NewTermScorer scores against the query vectors terms.
@@ -56,13 +57,20 @@ func (s *TermScorer[T]) Add(id T, vec []byte) error {
 	return nil
 }
 
+// Corpus sets how many records the words' rarity is counted over when
+// the vectors added are candidates, not every record: each word's inverse
+// document frequency is then as among n records, of which the candidates
+// holding the word are those that have it.
+func (s *TermScorer[T]) Corpus(n int) { s.n = n }
+
 // Top returns the k best with a positive score, best first, with their
 // scores.
 func (s *TermScorer[T]) Top(k int) ([]T, []float32) {
 	n, nt := len(s.ids), len(s.terms)
+	corpus := float64(max(n, s.n))
 	weights := make([]float32, nt)
 	for i, df := range s.df {
-		weights[i] = float32(math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5)))
+		weights[i] = float32(math.Log(1 + (corpus-float64(df)+0.5)/(float64(df)+0.5)))
 	}
 	top := NewNearest[int](k)
 	for d := range n {

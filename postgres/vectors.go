@@ -3,7 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"sort"
+	"strings"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/embed"
@@ -83,63 +83,128 @@ func (s *Store) DropVectors(ctx context.Context) error {
 }
 
 // VectorSearch scans the vectors of model of the records eligible for sc
-// (the eligibility filter in the query, as in Search), keeps the q.Limit
-// most similar and reads those records, eligible still, in the same
-// snapshot. The scan is exact (docs/search.md).
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+// (the eligibility filter in the query, as in Search) and keeps the
+// q.Limit most similar. The scan is exact (docs/search.md); past maxScan
+// eligible records (0: no bound) it stops and answers
+// custody.ErrScanBound.
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Ranked, error) {
 	if q.Limit <= 0 || len(terms) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class), model) || !storable(sc.Groups...) {
 		return nil, nil
 	}
-	var out []custody.Scored
-	err := s.View(ctx, func(tx custody.Tx) error {
-		t := tx.(*txn)
-		var a args
-		m := a.add(model)
-		filter := vectorFilter(&a, sc, q)
-		rows, err := t.tx.Query(ctx, `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.id = v.id WHERE v.model = `+m+` AND `+filter, a...)
-		if err != nil {
-			return classify(err)
+	var a args
+	m := a.add(model)
+	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.id = v.id WHERE v.model = ` + m + ` AND ` + vectorFilter(&a, sc, q)
+	if maxScan > 0 {
+		query += ` LIMIT ` + a.add(maxScan+1)
+	}
+	scorer := embed.NewTermScorer[string](terms)
+	n, err := s.scanVectors(ctx, scorer, query, a...)
+	if err != nil {
+		return nil, err
+	}
+	if maxScan > 0 && n > maxScan {
+		return nil, custody.ErrScanBound
+	}
+	return top(scorer, q.Limit), nil
+}
+
+// VectorCandidates ranks by vector, as VectorSearch does, the candidates
+// the search index finds: the records eligible for sc that pass q's
+// filters (in the text search query, before its LIMIT) and hold one of
+// the terms match, at most candidates of them, best ts_rank_cd first. The
+// words' rarity is counted as among the rows of vectors (the planner's
+// estimate; counted, up to a bound, before the table is first analysed).
+func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]custody.Ranked, error) {
+	tsq := tsTerms(match)
+	if q.Limit <= 0 || len(terms) == 0 || tsq == "" || candidates <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class), model) || !storable(sc.Groups...) {
+		return nil, nil
+	}
+	var corpus int64
+	if err := s.pool.QueryRow(ctx, `SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint
+ ELSE (SELECT count(*) FROM (SELECT 1 FROM vectors LIMIT 100000) x) END FROM pg_class c WHERE c.oid = 'vectors'::regclass`).Scan(&corpus); err != nil {
+		return nil, classify(err)
+	}
+	var a args
+	m := a.add(model)
+	query := `SELECT r.id, v.vec FROM records r JOIN vectors v ON v.id = r.id AND v.model = ` + m + `,
+ (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
+ WHERE r.search @@ q AND ` + vectorFilter(&a, sc, q) + ` ORDER BY ts_rank_cd(r.search, q, 1) DESC, r.id DESC LIMIT ` + a.add(candidates)
+	scorer := embed.NewTermScorer[string](terms)
+	scorer.Corpus(int(corpus))
+	if _, err := s.scanVectors(ctx, scorer, query, a...); err != nil {
+		return nil, err
+	}
+	return top(scorer, q.Limit), nil
+}
+
+// LexicalRanks is Search's ranking (the same query) without reading the
+// records.
+func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Ranked, error) {
+	tsq := tsQuery(q.Text)
+	if tsq == "" || q.Limit <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
+		return nil, nil
+	}
+	var a args
+	query := `SELECT r.id, ts_rank_cd(r.search, q, 1) AS score
+ FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
+ WHERE r.search @@ q AND ` + vectorFilter(&a, sc, q) + ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(q.Limit)
+	rows, err := s.pool.Query(ctx, query, a...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []custody.Ranked
+	for rows.Next() {
+		var id string
+		var score float32
+		if err := rows.Scan(&id, &score); err != nil {
+			return nil, classify(err)
 		}
-		scorer := embed.NewTermScorer[string](terms)
-		for rows.Next() {
-			var id string
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				rows.Close()
-				return classify(err)
-			}
-			scorer.Add(id, b) // a vector of another dimension is left out: reindex --embeddings
+		out = append(out, custody.Ranked{ID: id, Score: float64(score)})
+	}
+	return out, classify(rows.Err())
+}
+
+// RankedRecords reads the records of ids that are eligible for sc and
+// pass q's filters.
+func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) ([]*custody.Record, error) {
+	if len(ids) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) || !storable(ids...) {
+		return nil, nil
+	}
+	var a args
+	query := `SELECT ` + recordCols + ` FROM records r WHERE r.id = ANY(` + a.add(ids) + `::text[]) AND ` + vectorFilter(&a, sc, q)
+	return queryRecords(ctx, s.pool, query, a...)
+}
+
+// scanVectors adds the vectors of the rows of query (id, vec) to scorer
+// and returns how many rows there were.
+func (s *Store) scanVectors(ctx context.Context, scorer *embed.TermScorer[string], query string, a ...any) (int, error) {
+	rows, err := s.pool.Query(ctx, query, a...)
+	if err != nil {
+		return 0, classify(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return 0, classify(err)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return classify(err)
-		}
-		ids, scores := scorer.Top(q.Limit)
-		if len(ids) == 0 {
-			return nil
-		}
-		sims := map[string]float32{}
-		for i, id := range ids {
-			sims[id] = scores[i]
-		}
-		var b args
-		query := `SELECT ` + recordCols + ` FROM records r WHERE r.id = ANY(` + b.add(ids) + `::text[]) AND ` + vectorFilter(&b, sc, q)
-		recs, err := queryRecords(ctx, t.tx, query, b...)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			out = append(out, custody.Scored{Record: r, Score: float64(sims[r.ID])})
-		}
-		return nil
-	})
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ID > out[j].ID
-	})
-	return out, err
+		n++
+		scorer.Add(id, b) // a vector of another dimension is left out: reindex --embeddings
+	}
+	return n, classify(rows.Err())
+}
+
+// top is the limit best of scorer's records, best first.
+func top(scorer *embed.TermScorer[string], limit int) []custody.Ranked {
+	ids, scores := scorer.Top(limit)
+	out := make([]custody.Ranked, len(ids))
+	for i, id := range ids {
+		out[i] = custody.Ranked{ID: id, Score: float64(scores[i])}
+	}
+	return out
 }
 
 // vectorFilter is the eligibility filter of sc and q's filters.
@@ -155,4 +220,16 @@ func vectorFilter(a *args, sc custody.Scope, q custody.SearchQuery) string {
 		filter += ` AND r.class = ` + a.add(string(q.Class))
 	}
 	return filter + filterSQL(a, q.Filters)
+}
+
+// tsTerms is the tsquery for records holding any of the lexical terms
+// (internal/lexical); "" for none.
+func tsTerms(terms []string) string {
+	ts := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t != "" {
+			ts = append(ts, quoteLexeme(t))
+		}
+	}
+	return strings.Join(ts, " | ")
 }

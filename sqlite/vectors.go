@@ -3,9 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/embed"
@@ -101,65 +100,101 @@ func (s *Store) DropVectors(ctx context.Context) error {
 
 // VectorSearch scans the vectors of model of the records eligible for sc
 // (the eligibility filter is in the query, as in Search) and keeps the
-// q.Limit most similar; it then reads those records, eligible still, in
-// the same snapshot. The scan is exact: its cost grows with the subject's
-// eligible records (docs/search.md).
-func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32) ([]custody.Scored, error) {
+// q.Limit most similar. The scan is exact: its cost grows with the
+// subject's eligible records (docs/search.md); past maxScan of them (0:
+// no bound) it stops and answers custody.ErrScanBound.
+func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, maxScan int) ([]custody.Ranked, error) {
 	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	defer tx.Rollback()
 	filter, args := vectorFilter(sc, q)
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, v.vec FROM vectors v JOIN records r ON r.rid = v.rid
- WHERE v.model = ? AND `+filter, append([]any{model}, args...)...)
+	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
+	qargs := append([]any{model}, args...)
+	if maxScan > 0 {
+		query += ` LIMIT ?`
+		qargs = append(qargs, maxScan+1)
+	}
+	scorer := embed.NewTermScorer[string](terms)
+	n, err := scanVectors(ctx, s.reader(), scorer, query, qargs...)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, err
 	}
-	scorer := embed.NewTermScorer[int64](terms)
+	if maxScan > 0 && n > maxScan {
+		return nil, custody.ErrScanBound
+	}
+	return top(scorer, q.Limit), nil
+}
+
+// querier runs a query: the store's cached statements (reader).
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// scanVectors adds the vectors of the rows of query (id, vec) to scorer
+// and returns how many rows there were.
+func scanVectors(ctx context.Context, db querier, scorer *embed.TermScorer[string], query string, args ...any) (int, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	defer rows.Close()
+	n := 0
 	for rows.Next() {
-		var rid int64
+		var id string
 		var b sql.RawBytes // scored before the next row: no copy
-		if err := rows.Scan(&rid, &b); err != nil {
-			rows.Close()
-			return nil, unavailable(err)
+		if err := rows.Scan(&id, &b); err != nil {
+			return 0, unavailable(err)
 		}
-		scorer.Add(rid, b) // a vector of another dimension is left out: reindex --embeddings
+		n++
+		scorer.Add(id, b) // a vector of another dimension is left out: reindex --embeddings
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
+		return 0, unavailable(err)
 	}
-	rids, scores := scorer.Top(q.Limit)
-	if len(rids) == 0 {
+	return n, nil
+}
+
+// top is the limit best of scorer's records, best first.
+func top(scorer *embed.TermScorer[string], limit int) []custody.Ranked {
+	ids, scores := scorer.Top(limit)
+	out := make([]custody.Ranked, len(ids))
+	for i, id := range ids {
+		out[i] = custody.Ranked{ID: id, Score: float64(scores[i])}
+	}
+	return out
+}
+
+// RankedRecords reads the records of ids that are eligible for sc and
+// pass q's filters.
+func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) ([]*custody.Record, error) {
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	sims := map[int64]float32{}
-	ids := make([]any, len(rids))
-	for i, rid := range rids {
-		sims[rid], ids[i] = scores[i], rid
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
 	}
-	recRows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM records r WHERE r.rid IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`) AND `+filter,
-		append(ids, args...)...)
+	filter, args := vectorFilter(sc, q)
+	// One query text whatever the number of ids (a cached statement);
+	// CROSS JOIN: each record looked up by its id, rather than the
+	// planner walking an index of the eligibility filter.
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+recordCols+` FROM json_each(?) c CROSS JOIN records r ON r.id = c.value WHERE `+filter,
+		append([]any{string(list)}, args...)...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	defer recRows.Close()
-	var out []custody.Scored
-	for recRows.Next() {
-		r, rid, err := scanRecord(recRows)
+	defer rows.Close()
+	var out []*custody.Record
+	for rows.Next() {
+		r, _, err := scanRecord(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, custody.Scored{Record: r, Score: float64(sims[rid])})
+		out = append(out, r)
 	}
-	if err := recRows.Err(); err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, unavailable(err)
 	}
-	sortScored(out)
 	return out, nil
 }
 
@@ -182,14 +217,4 @@ func vectorFilter(sc custody.Scope, q custody.SearchQuery) (string, []any) {
 	}
 	fq, fargs := filterSQL(q.Filters)
 	return filter + fq, append(args, fargs...)
-}
-
-// sortScored orders hits best first, ties newest first.
-func sortScored(hits []custody.Scored) {
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].ID > hits[j].ID
-	})
 }

@@ -119,6 +119,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SessionReads", testSessionReads},
 		{"SemanticParaphrase", testSemanticParaphrase},
 		{"SemanticEligibility", testSemanticEligibility},
+		{"SemanticExactBound", testSemanticExactBound},
+		{"SemanticFilters", testSemanticFilters},
 		{"SemanticFallback", testSemanticFallback},
 		{"SemanticModelChange", testSemanticModelChange},
 		{"SemanticErase", testSemanticErase},

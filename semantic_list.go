@@ -1,0 +1,94 @@
+package custody
+
+import (
+	"context"
+	"errors"
+
+	"github.com/custody-mem/custody/embed"
+	"github.com/custody-mem/custody/internal/lexical"
+)
+
+// Where the semantic list's candidates come from (docs/search.md, "Cost,
+// and where exact search stops"):
+//
+//   - For an embedder whose similarities arise only from enumerable
+//     features (embed.Expander: the built-in one), the candidates are the
+//     eligible records whose body or key holds a query word or a word
+//     sharing a feature with it, found by the lexical index and re-ranked
+//     by vector. Every other record shares nothing with the query but the
+//     noise of random indexing, so nothing is lost but that noise, and
+//     the cost follows the query words' matches, not the subject's size.
+//   - For any other embedder (openai), the eligible records' vectors are
+//     scanned exactly while there are at most exactScanMax of them;
+//     beyond, the candidates are the eligible records holding one of the
+//     query's own lexical terms, re-ranked by vector: where an ANN index
+//     would take over.
+//
+// Eligibility and filters are inside every candidate query, before its
+// LIMIT.
+const (
+	// semanticCandidates bounds the candidates re-ranked by vector.
+	semanticCandidates = 400
+	// expandPerWord bounds the words one query word is expanded into.
+	expandPerWord = 24
+	// maxMatchTerms bounds the lexical terms of one candidate query.
+	maxMatchTerms = 384
+	// exactScanMax bounds the vectors an exact scan reads.
+	exactScanMax = 5000
+)
+
+// ScanBounder is implemented by an embedder that bounds the exact scan of
+// its vectors otherwise than exactScanMax does (0: the default).
+type ScanBounder interface {
+	ExactScanMax() int
+}
+
+// semanticList is the semantic candidate list of q (terms are the
+// query's vectors, as embedQuery made them).
+func (s *Service) semanticList(ctx context.Context, vs VectorStore, e embed.Embedder, sc Scope, q SearchQuery, text string, terms [][]float32) ([]Ranked, error) {
+	if x, ok := e.(embed.Expander); ok {
+		return vs.VectorCandidates(ctx, sc, q, e.Model(), terms, expandedTerms(x, e, text), semanticCandidates)
+	}
+	bound := exactScanMax
+	if b, ok := e.(ScanBounder); ok && b.ExactScanMax() > 0 {
+		bound = b.ExactScanMax()
+	}
+	hits, err := vs.VectorSearch(ctx, sc, q, e.Model(), terms, bound)
+	if !errors.Is(err, ErrScanBound) {
+		return hits, err
+	}
+	return vs.VectorCandidates(ctx, sc, q, e.Model(), terms, lexical.Query(text, maxQueryTerms), semanticCandidates)
+}
+
+// expandedTerms are the lexical terms of the query's words and of the
+// words sharing a feature with each, the query's own first.
+func expandedTerms(x embed.Expander, e embed.Embedder, text string) []string {
+	var words []string
+	if t, ok := e.(embed.Termer); ok {
+		words = t.Terms(text)
+	}
+	words = words[:min(len(words), maxQueryTerms)]
+	seen := map[string]bool{}
+	var out []string
+	add := func(w string) {
+		for _, t := range lexical.Query(w, -1) {
+			if !seen[t] && len(out) < maxMatchTerms {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	for _, w := range words {
+		add(w)
+	}
+	per := expandPerWord
+	if len(words) > 0 {
+		per = max(4, min(expandPerWord, maxMatchTerms/len(words)))
+	}
+	for _, w := range words {
+		for _, v := range x.Expand(w, per)[1:] {
+			add(v)
+		}
+	}
+	return out
+}
