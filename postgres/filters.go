@@ -24,3 +24,21 @@ func filterSQL(a *args, f custody.Filters) string {
 	}
 	return q
 }
+
+// searchFilter is the condition every candidate query of a search shares,
+// lexical and semantic alike, on a record aliased r: the eligibility of
+// sc (design rule 4) and q's namespace, class and filters, its arguments
+// added to a. It sits inside each query, before its LIMIT.
+func searchFilter(a *args, sc custody.Scope, q custody.SearchQuery) string {
+	filter := eligible(a, sc)
+	if q.Namespace != "" {
+		filter += ` AND r.namespace = ` + a.add(q.Namespace)
+	}
+	if q.NamespacePrefix != "" {
+		filter += ` AND ` + underPrefix(a.add(q.NamespacePrefix))
+	}
+	if q.Class != "" {
+		filter += ` AND r.class = ` + a.add(string(q.Class))
+	}
+	return filter + filterSQL(a, q.Filters)
+}

@@ -209,17 +209,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	var a args
 	query := `SELECT ` + recordCols + `, ts_rank_cd(r.search, q, 1) AS score
  FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
- WHERE r.search @@ q AND ` + eligible(&a, sc)
-	if q.Namespace != "" {
-		query += ` AND r.namespace = ` + a.add(q.Namespace)
-	}
-	if q.NamespacePrefix != "" {
-		query += ` AND ` + underPrefix(a.add(q.NamespacePrefix))
-	}
-	if q.Class != "" {
-		query += ` AND r.class = ` + a.add(string(q.Class))
-	}
-	query += filterSQL(&a, q.Filters)
+ WHERE r.search @@ q AND ` + searchFilter(&a, sc, q)
 	query += ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(max(q.Limit, 0))
 	rows, err := s.pool.Query(ctx, query, a...)
 	if err != nil {

@@ -93,7 +93,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	}
 	var a args
 	m := a.add(model)
-	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.id = v.id WHERE v.model = ` + m + ` AND ` + vectorFilter(&a, sc, q)
+	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.id = v.id WHERE v.model = ` + m + ` AND ` + searchFilter(&a, sc, q)
 	if maxScan > 0 {
 		query += ` LIMIT ` + a.add(maxScan+1)
 	}
@@ -128,7 +128,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	m := a.add(model)
 	query := `SELECT r.id, v.vec FROM records r JOIN vectors v ON v.id = r.id AND v.model = ` + m + `,
  (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
- WHERE r.search @@ q AND ` + vectorFilter(&a, sc, q) + ` ORDER BY ts_rank_cd(r.search, q, 1) DESC, r.id DESC LIMIT ` + a.add(candidates)
+ WHERE r.search @@ q AND ` + searchFilter(&a, sc, q) + ` ORDER BY ts_rank_cd(r.search, q, 1) DESC, r.id DESC LIMIT ` + a.add(candidates)
 	scorer := embed.NewTermScorer[string](terms)
 	scorer.Corpus(int(corpus))
 	if _, err := s.scanVectors(ctx, scorer, query, a...); err != nil {
@@ -147,7 +147,7 @@ func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.Se
 	var a args
 	query := `SELECT r.id, ts_rank_cd(r.search, q, 1) AS score
  FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
- WHERE r.search @@ q AND ` + vectorFilter(&a, sc, q) + ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(q.Limit)
+ WHERE r.search @@ q AND ` + searchFilter(&a, sc, q) + ` ORDER BY score DESC, r.id DESC LIMIT ` + a.add(q.Limit)
 	rows, err := s.pool.Query(ctx, query, a...)
 	if err != nil {
 		return nil, classify(err)
@@ -172,7 +172,7 @@ func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.S
 		return nil, nil
 	}
 	var a args
-	query := `SELECT ` + recordCols + ` FROM records r WHERE r.id = ANY(` + a.add(ids) + `::text[]) AND ` + vectorFilter(&a, sc, q)
+	query := `SELECT ` + recordCols + ` FROM records r WHERE r.id = ANY(` + a.add(ids) + `::text[]) AND ` + searchFilter(&a, sc, q)
 	return queryRecords(ctx, s.pool, query, a...)
 }
 
@@ -205,21 +205,6 @@ func top(scorer *embed.TermScorer[string], limit int) []custody.Ranked {
 		out[i] = custody.Ranked{ID: id, Score: float64(scores[i])}
 	}
 	return out
-}
-
-// vectorFilter is the eligibility filter of sc and q's filters.
-func vectorFilter(a *args, sc custody.Scope, q custody.SearchQuery) string {
-	filter := eligible(a, sc)
-	if q.Namespace != "" {
-		filter += ` AND r.namespace = ` + a.add(q.Namespace)
-	}
-	if q.NamespacePrefix != "" {
-		filter += ` AND ` + underPrefix(a.add(q.NamespacePrefix))
-	}
-	if q.Class != "" {
-		filter += ` AND r.class = ` + a.add(string(q.Class))
-	}
-	return filter + filterSQL(a, q.Filters)
 }
 
 // tsTerms is the tsquery for records holding any of the lexical terms

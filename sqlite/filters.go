@@ -34,3 +34,26 @@ func filterSQL(f custody.Filters) (string, []any) {
 	}
 	return q, args
 }
+
+// searchFilter is the condition every candidate query of a search shares,
+// lexical and semantic alike, on a record aliased r: the eligibility of
+// sc (design rule 4) and q's namespace, class and filters, with its
+// arguments. It sits inside each query, before its LIMIT.
+func searchFilter(sc custody.Scope, q custody.SearchQuery) (string, []any) {
+	filter := eligible(len(sc.Groups))
+	args := eligibleArgs(sc)
+	if q.Namespace != "" {
+		filter += ` AND r.namespace = ?`
+		args = append(args, q.Namespace)
+	}
+	if q.NamespacePrefix != "" {
+		filter += ` AND ` + underPrefix
+		args = append(args, underArgs(q.NamespacePrefix)...)
+	}
+	if q.Class != "" {
+		filter += ` AND r.class = ?`
+		args = append(args, string(q.Class))
+	}
+	fq, fargs := filterSQL(q.Filters)
+	return filter + fq, append(args, fargs...)
+}

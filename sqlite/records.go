@@ -223,24 +223,11 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if err := s.indexPending(ctx); err != nil {
 		return nil, unavailable(err)
 	}
+	filter, fargs := searchFilter(sc, q)
 	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5) AS score
  FROM records_fts JOIN records r ON r.rid = records_fts.rowid
- WHERE records_fts MATCH ? AND ` + eligible(len(sc.Groups))
-	args := append([]any{match}, eligibleArgs(sc)...)
-	if q.Namespace != "" {
-		query += ` AND r.namespace = ?`
-		args = append(args, q.Namespace)
-	}
-	if q.NamespacePrefix != "" {
-		query += ` AND ` + underPrefix
-		args = append(args, underArgs(q.NamespacePrefix)...)
-	}
-	if q.Class != "" {
-		query += ` AND r.class = ?`
-		args = append(args, string(q.Class))
-	}
-	fq, fargs := filterSQL(q.Filters)
-	query, args = query+fq, append(args, fargs...)
+ WHERE records_fts MATCH ? AND ` + filter
+	args := append([]any{match}, fargs...)
 	query += ` ORDER BY score LIMIT ?`
 	rows, err := s.reader().QueryContext(ctx, query, append(args, q.Limit)...)
 	if err != nil {

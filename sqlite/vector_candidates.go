@@ -26,7 +26,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	if err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM vectors`).Scan(&corpus); err != nil {
 		return nil, unavailable(err)
 	}
-	filter, args := vectorFilter(sc, q)
+	filter, args := searchFilter(sc, q)
 	scorer := embed.NewTermScorer[string](terms)
 	scorer.Corpus(int(corpus))
 	query := `SELECT r.id, v.vec FROM records_fts CROSS JOIN records r ON r.rid = records_fts.rowid
@@ -60,7 +60,7 @@ func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.Se
 	if err := s.indexPending(ctx); err != nil {
 		return nil, unavailable(err)
 	}
-	filter, args := vectorFilter(sc, q)
+	filter, args := searchFilter(sc, q)
 	rows, err := s.reader().QueryContext(ctx, `SELECT r.id, bm25(records_fts, 1.0, 0.5) AS score
  FROM records_fts CROSS JOIN records r ON r.rid = records_fts.rowid
  WHERE records_fts MATCH ? AND `+filter+` ORDER BY score LIMIT ?`, append(append([]any{match}, args...), q.Limit)...)

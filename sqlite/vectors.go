@@ -107,7 +107,7 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 	if q.Limit <= 0 || len(terms) == 0 {
 		return nil, nil
 	}
-	filter, args := vectorFilter(sc, q)
+	filter, args := searchFilter(sc, q)
 	query := `SELECT r.id, v.vec FROM vectors v JOIN records r ON r.rid = v.rid WHERE v.model = ? AND ` + filter
 	qargs := append([]any{model}, args...)
 	if maxScan > 0 {
@@ -174,7 +174,7 @@ func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.S
 	if err != nil {
 		return nil, err
 	}
-	filter, args := vectorFilter(sc, q)
+	filter, args := searchFilter(sc, q)
 	// One query text whatever the number of ids (a cached statement);
 	// CROSS JOIN: each record looked up by its id, rather than the
 	// planner walking an index of the eligibility filter.
@@ -196,25 +196,4 @@ func (s *Store) RankedRecords(ctx context.Context, sc custody.Scope, q custody.S
 		return nil, unavailable(err)
 	}
 	return out, nil
-}
-
-// vectorFilter is the eligibility filter of sc and q's filters, for a
-// record aliased r.
-func vectorFilter(sc custody.Scope, q custody.SearchQuery) (string, []any) {
-	filter := eligible(len(sc.Groups))
-	args := eligibleArgs(sc)
-	if q.Namespace != "" {
-		filter += ` AND r.namespace = ?`
-		args = append(args, q.Namespace)
-	}
-	if q.NamespacePrefix != "" {
-		filter += ` AND ` + underPrefix
-		args = append(args, underArgs(q.NamespacePrefix)...)
-	}
-	if q.Class != "" {
-		filter += ` AND r.class = ?`
-		args = append(args, string(q.Class))
-	}
-	fq, fargs := filterSQL(q.Filters)
-	return filter + fq, append(args, fargs...)
 }
