@@ -35,7 +35,7 @@ func twoHandles(t *testing.T, b backend) (custody.Store, custody.Store) {
 		}
 		return open(), open()
 	}
-	dsn := sharedPostgresDB(t)
+	dsn := postgresDB(t)
 	open := func() custody.Store {
 		st, err := postgres.Open(context.Background(), dsn)
 		if err != nil {
@@ -47,9 +47,26 @@ func twoHandles(t *testing.T, b backend) (custody.Store, custody.Store) {
 	return open(), open()
 }
 
-// sharedPostgresDB creates a database for one test in CUSTODY_TEST_POSTGRES,
+// twoServices is a server (its env) and another service on the same
+// store and key: a second server, or the offline CLI.
+func twoServices(t *testing.T, b backend) (*env, *custody.Service) {
+	t.Helper()
+	st1, st2 := twoHandles(t, b)
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvOn(t, st1, key, custody.Options{})
+	other, err := custody.New(st2, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, other
+}
+
+// postgresDB creates a database for one test in CUSTODY_TEST_POSTGRES,
 // dropped when the test ends, and returns its DSN.
-func sharedPostgresDB(t *testing.T) string {
+func postgresDB(t *testing.T) string {
 	admin := os.Getenv("CUSTODY_TEST_POSTGRES")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -104,16 +121,7 @@ func cacheDelta(e *env, fn func()) (hits, misses uint64) {
 func TestAuthCacheNeverDelaysAChange(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			st1, st2 := twoHandles(t, b)
-			key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newEnvOn(t, st1, key, custody.Options{})
-			other, err := custody.New(st2, key, custody.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, other := twoServices(t, b)
 			e.principal("acme", "root", []string{"admin"})
 			alice := e.principal("acme", "alice", []string{"user"})
 			bob := e.principal("acme", "bob", []string{"user"})
@@ -177,16 +185,7 @@ func TestAuthCacheNeverDelaysAChange(t *testing.T) {
 func TestSubjectCacheNeverDelaysARevocation(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			st1, st2 := twoHandles(t, b)
-			key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newEnvOn(t, st1, key, custody.Options{})
-			other, err := custody.New(st2, key, custody.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, other := twoServices(t, b)
 			e.principal("acme", "root", []string{"admin"})
 			e.principal("acme", "erin", []string{"user"})
 			e.principal("acme", "frank", []string{"user"})
@@ -222,23 +221,15 @@ func TestSubjectCacheNeverDelaysARevocation(t *testing.T) {
 func TestAuthCacheRevocationWithoutTheTrigger(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			st1, st2 := twoHandles(t, b)
-			key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newEnvOn(t, st1, key, custody.Options{})
-			other, err := custody.New(st2, key, custody.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, other := twoServices(t, b)
 			e.principal("acme", "root", []string{"admin"})
 			alice := e.principal("acme", "alice", []string{"user"})
 			bob := e.principal("acme", "bob", []string{"user"})
 			for _, tok := range []string{alice, bob, alice, bob} {
 				want(t, e.do(tok, "GET", "/v1/memories", nil), 200, "")
 			}
-			switch st := st2.(type) {
+			var err error
+			switch st := other.Store().(type) {
 			case *sqlite.Store:
 				_, err = st.DB().Exec(`DROP TRIGGER principals_version_update`)
 			case *postgres.Store:

@@ -2,22 +2,16 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
-	"github.com/jackc/pgx/v5"
 )
 
 // backend opens fresh, empty stores of one kind for the tests of the
@@ -54,42 +48,7 @@ func backends(t *testing.T) []backend {
 // openPostgres creates a database for one test, drops it when the test
 // ends, and opens a store on it.
 func openPostgres(t *testing.T) (custody.Store, func(testing.TB, string)) {
-	admin := os.Getenv("CUSTODY_TEST_POSTGRES")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connecting to CUSTODY_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(context.Background())
-	var b [6]byte
-	rand.Read(b[:])
-	name := "custody_test_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("creating database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Errorf("dropping database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping database %s: %v", name, err)
-		}
-	})
-	dsn := admin + " dbname=" + name
-	if strings.HasPrefix(admin, "postgres://") || strings.HasPrefix(admin, "postgresql://") {
-		u, err := url.Parse(admin)
-		if err != nil {
-			t.Fatalf("CUSTODY_TEST_POSTGRES: %v", err)
-		}
-		u.Path = "/" + name
-		dsn = u.String()
-	}
+	dsn := postgresDB(t)
 	st, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("postgres.Open: %v", err)
