@@ -12,7 +12,8 @@ import (
 // transports that serve them to outside verifiers: the C2SP tlog-tiles
 // of package tiles (by tenant) and the witness pusher of package witness
 // (by origin). Each tenant's log is a tree of its own, under its own
-// origin (LogOrigin).
+// origin (LogOrigin). It is TenantLog (LogOf) keyed by tenant per call, as
+// those packages ask for it.
 type TreeLogs struct{ s *Service }
 
 // TreeLogs returns the reader of the service's logs.
@@ -20,17 +21,17 @@ func (s *Service) TreeLogs() TreeLogs { return TreeLogs{s} }
 
 // Size is the number of leaves of tenant's log.
 func (l TreeLogs) Size(ctx context.Context, tenant string) (uint64, error) {
-	return l.s.store.LogSize(ctx, tenant)
+	return LogOf(l.s.store, tenant).Size(ctx)
 }
 
 // Nodes reads stored node hashes of tenant's tree.
 func (l TreeLogs) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error) {
-	return l.s.store.Nodes(ctx, tenant, ids)
+	return LogOf(l.s.store, tenant).Nodes(ctx, ids)
 }
 
 // Leaves returns the leaves [start, end) of tenant's log.
 func (l TreeLogs) Leaves(ctx context.Context, tenant string, start, end uint64) ([][]byte, error) {
-	leaves, err := l.s.store.Leaves(ctx, tenant, start, end)
+	leaves, err := LogOf(l.s.store, tenant).Leaves(ctx, start, end)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func (l TreeLogs) Leaves(ctx context.Context, tenant string, start, end uint64) 
 // Checkpoint is the latest signed checkpoint of tenant's log, without
 // cosignatures; ErrNotFound if none was signed yet.
 func (l TreeLogs) Checkpoint(ctx context.Context, tenant string) ([]byte, error) {
-	_, note, err := l.s.store.LatestCheckpoint(ctx, tenant)
+	_, note, err := LogOf(l.s.store, tenant).LatestCheckpoint(ctx)
 	return note, err
 }
 
@@ -56,7 +57,7 @@ func (l TreeLogs) Checkpoints(ctx context.Context) ([][]byte, error) {
 	}
 	var out [][]byte
 	for _, t := range tenants {
-		_, note, err := l.s.store.LatestCheckpoint(ctx, t)
+		note, err := l.Checkpoint(ctx, t)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
