@@ -16,12 +16,6 @@ import (
 // environment variable CUSTODY_BENCH_RECORDS says otherwise.
 const DefaultBenchRecords = 10000
 
-// Bench runs BenchWrite and BenchSearch as sub-benchmarks.
-func Bench(b *testing.B, open func(b *testing.B) custody.Store) {
-	b.Run("Write", func(b *testing.B) { BenchWrite(b, open) })
-	b.Run("Search", func(b *testing.B) { BenchSearch(b, open) })
-}
-
 // BenchWrite measures admitted user writes through the service: policy,
 // record, search rows, a signed log entry and its tree nodes, one
 // transaction each.
