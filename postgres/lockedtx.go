@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -22,6 +23,9 @@ type lockedTx struct {
 	noWait bool
 	// err is the failure of a lock, kept: see lock.
 	err error
+	// states is what the batch knows of each tenant it holds the lock
+	// of (tenantstate.go).
+	states map[string]*tenantState
 }
 
 var _ custody.Tx = (*lockedTx)(nil)
@@ -170,14 +174,22 @@ func (l *lockedTx) InsertPause(ctx context.Context, p *custody.Pause) error {
 	if err := l.lock(ctx, p.Tenant); err != nil {
 		return err
 	}
-	return l.t.InsertPause(ctx, p)
+	if err := l.t.InsertPause(ctx, p); err != nil {
+		return err
+	}
+	l.pausesChanged(p.Tenant)
+	return nil
 }
 
 func (l *lockedTx) ResumePause(ctx context.Context, p *custody.Pause) error {
 	if err := l.lock(ctx, p.Tenant); err != nil {
 		return err
 	}
-	return l.t.ResumePause(ctx, p)
+	if err := l.t.ResumePause(ctx, p); err != nil {
+		return err
+	}
+	l.pausesChanged(p.Tenant)
+	return nil
 }
 
 func (l *lockedTx) Pauses(ctx context.Context, tenant string) ([]*custody.Pause, error) {
@@ -191,12 +203,21 @@ func (l *lockedTx) OpenPauses(ctx context.Context, tenant string, now time.Time)
 	if err := l.lock(ctx, tenant); err != nil {
 		return nil, err
 	}
+	if st := l.states[tenant]; st != nil && st.pausesKnown {
+		return st.openAt(now), nil
+	}
 	return l.t.OpenPauses(ctx, tenant, now)
 }
 
 func (l *lockedTx) Policy(ctx context.Context, tenant string) (text []byte, err error) {
 	if err := l.lock(ctx, tenant); err != nil {
 		return nil, err
+	}
+	if st := l.states[tenant]; st != nil {
+		if !st.policyFound {
+			return nil, custody.ErrNotFound
+		}
+		return bytes.Clone(st.policy), nil
 	}
 	return l.t.Policy(ctx, tenant)
 }
@@ -205,7 +226,13 @@ func (l *lockedTx) SetPolicy(ctx context.Context, tenant string, text []byte, ac
 	if err := l.lock(ctx, tenant); err != nil {
 		return err
 	}
-	return l.t.SetPolicy(ctx, tenant, text, actor, at)
+	if err := l.t.SetPolicy(ctx, tenant, text, actor, at); err != nil {
+		return err
+	}
+	if st := l.states[tenant]; st != nil {
+		l.states[tenant] = st.withPolicy(bytes.Clone(text))
+	}
+	return nil
 }
 
 func (l *lockedTx) InsertSession(ctx context.Context, s *custody.Session) error {
@@ -289,7 +316,27 @@ func (l *lockedTx) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (
 	if err := l.lock(ctx, tenant); err != nil {
 		return 0, err
 	}
-	return l.t.AppendLeaf(ctx, tenant, leaf)
+	st := l.states[tenant]
+	if st == nil {
+		return l.t.AppendLeaf(ctx, tenant, leaf)
+	}
+	nodes, err := l.t.appendAt(ctx, tenant, leaf, st.size, st)
+	if err != nil {
+		return 0, err
+	}
+	if next := st.appended(nodes); next != nil {
+		l.states[tenant] = next
+	} else {
+		delete(l.states, tenant)
+	}
+	return st.size, nil
+}
+
+// pausesChanged makes the tenant's pauses be read again.
+func (l *lockedTx) pausesChanged(tenant string) {
+	if st := l.states[tenant]; st != nil {
+		l.states[tenant] = st.withPausesChanged()
+	}
 }
 
 func (l *lockedTx) LogTenants(ctx context.Context) ([]string, error) {

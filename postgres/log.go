@@ -65,6 +65,17 @@ func border(ctx context.Context, q querier, tenant string) (uint64, *tlog.MemNod
 	if err != nil {
 		return 0, nil, classify(err)
 	}
+	size, nodes, err := scanBorder(rows)
+	if err != nil {
+		return 0, nil, err
+	}
+	mem := tlog.NewMemNodes()
+	mem.Put(nodes) // a node missing here makes tlog.Append fail with ErrMissingNode
+	return size, mem, nil
+}
+
+// scanBorder reads the rows of borderQuery and closes them.
+func scanBorder(rows pgx.Rows) (uint64, []tlog.Node, error) {
 	defer rows.Close()
 	var size int64
 	var nodes []tlog.Node
@@ -82,9 +93,7 @@ func border(ctx context.Context, q querier, tenant string) (uint64, *tlog.MemNod
 	if err := rows.Err(); err != nil {
 		return 0, nil, classify(err)
 	}
-	mem := tlog.NewMemNodes()
-	mem.Put(nodes) // a node missing here makes tlog.Append fail with ErrMissingNode
-	return uint64(size), mem, nil
+	return uint64(size), nodes, nil
 }
 
 // AppendLeaf appends a leaf to tenant's log and the tree nodes it
@@ -99,9 +108,21 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	nodes, _, err := tlog.Append(ctx, mem, size, tlog.LeafHash(leaf))
-	if err != nil {
+	if _, err := t.appendAt(ctx, tenant, leaf, size, mem); err != nil {
 		return 0, err
+	}
+	return size, nil
+}
+
+// appendAt appends leaf at index size of tenant's log, whose border r
+// holds, and returns the nodes it stored.
+func (t *txn) appendAt(ctx context.Context, tenant string, leaf []byte, size uint64, r tlog.NodeReader) ([]tlog.Node, error) {
+	if t.ro {
+		return nil, errReadOnly
+	}
+	nodes, _, err := tlog.Append(ctx, r, size, tlog.LeafHash(leaf))
+	if err != nil {
+		return nil, err
 	}
 	levels := make([]int32, len(nodes))
 	idxs := make([]int64, len(nodes))
@@ -113,9 +134,9 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
  INSERT INTO log_nodes (tenant, level, idx, hash) SELECT $2, * FROM unnest($4::int[], $5::bigint[], $6::bytea[])`,
 		int64(size), tenant, leaf, levels, idxs, hashes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return size, nil
+	return nodes, nil
 }
 
 // LogTenants lists the tenants that have a log (entries or a checkpoint).

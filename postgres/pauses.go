@@ -6,6 +6,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/jackc/pgx/v5"
 )
 
 func pauseNanos(t *time.Time) *int64 {
@@ -69,6 +70,11 @@ func (t *txn) pauses(ctx context.Context, q string, args ...any) ([]*custody.Pau
 	if err != nil {
 		return nil, classify(err)
 	}
+	return scanPauses(rows)
+}
+
+// scanPauses reads rows of pauseCols and closes them.
+func scanPauses(rows pgx.Rows) ([]*custody.Pause, error) {
 	defer rows.Close()
 	var out []*custody.Pause
 	for rows.Next() {

@@ -50,14 +50,22 @@ func (l *lockedTx) lock(ctx context.Context, tenant string) error {
 	switch {
 	case l.noWait && tenant == "":
 		err = l.t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, writeLock).Scan(&got)
-	case l.noWait:
-		err = l.t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, writeLock, tenantLockSpace, tenant).Scan(&got)
 	case tenant == "":
 		_, err = l.t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLock)
-	case len(l.locks) == 0:
-		_, err = l.t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, writeLock, tenantLockSpace, tenant)
 	default:
-		_, err = l.t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, tenantLockSpace, tenant)
+		var st *tenantState
+		switch {
+		case l.noWait:
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, true, writeLock, tenantLockSpace, tenant)
+		case len(l.locks) == 0:
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, false, writeLock, tenantLockSpace, tenant)
+		default:
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, false, tenantLockSpace, tenant)
+		}
+		got = st != nil
+		if st != nil && l.states != nil {
+			l.states[tenant] = st
+		}
 	}
 	switch {
 	case err != nil:

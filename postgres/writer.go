@@ -161,7 +161,8 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	alone := len(batch) == 1
 	open := "SAVEPOINT w"
 	ran := 0
-	locks := map[string]bool{} // the tenants' locks the batch holds
+	locks := map[string]bool{}          // the tenants' locks the batch holds
+	states := map[string]*tenantState{} // and what it knows of those tenants
 	for i, w := range batch {
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
@@ -174,8 +175,8 @@ func (s *Store) commit(batch []*write) (again []*write) {
 				return again
 			}
 		}
-		held := maps.Clone(locks)
-		lt := &lockedTx{t: &txn{tx: batchTx{Tx: tx, ctx: ctx}}, locks: locks, noWait: len(locks) > 0}
+		held, known := maps.Clone(locks), maps.Clone(states)
+		lt := &lockedTx{t: &txn{tx: batchTx{Tx: tx, ctx: ctx}}, locks: locks, noWait: len(locks) > 0, states: states}
 		errs[i] = w.fn(lt)
 		if lt.err != nil { // whatever fn made of it
 			errs[i] = lt.err
@@ -186,6 +187,8 @@ func (s *Store) commit(batch []*write) (again []*write) {
 			// transaction holds is a no-op).
 			clear(locks)
 			maps.Copy(locks, held)
+			clear(states)
+			maps.Copy(states, known)
 			if tx.Conn().IsClosed() || connError(errs[i]) {
 				s.fail(errs, unavailable(errs[i]))
 				finish(nil)
