@@ -130,7 +130,7 @@ func (t *txn) appendAt(ctx context.Context, tenant string, leaf []byte, size uin
 	for i, n := range nodes {
 		levels[i], idxs[i], hashes[i] = int32(n.ID.Level), int64(n.ID.Index), n.Hash
 	}
-	err = t.exec(ctx, `WITH leaf AS (INSERT INTO log_leaves (idx, tenant, data) VALUES ($1, $2, $3))
+	err = t.execLater(ctx, `WITH leaf AS (INSERT INTO log_leaves (idx, tenant, data) VALUES ($1, $2, $3))
  INSERT INTO log_nodes (tenant, level, idx, hash) SELECT $2, * FROM unnest($4::int[], $5::bigint[], $6::bytea[])`,
 		int64(size), tenant, leaf, levels, idxs, hashes)
 	if err != nil {

@@ -156,3 +156,56 @@ type storeNodes struct {
 func (s storeNodes) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
 	return s.st.Nodes(ctx, s.tenant, ids)
 }
+
+// A write's closing inserts (the record, its edges, its log leaf) are
+// held back and sent together at its end or before its next statement.
+// Held back, an insert still fails its write, and only its write: the
+// second write of the batch inserts a record whose id the first took, so
+// it fails, its leaf with it, while the writes around it commit. Its twin:
+// a read after an insert in the same write sees the record.
+func TestHeldBackInsertsFailTheirWrite(t *testing.T) {
+	ctx := t.Context()
+	st := openDSN(t, newDatabase(t))
+	record := func(id string) *custody.Record {
+		return &custody.Record{ID: id, Tenant: "acme", Owner: "alice", Namespace: "n", Key: id, Class: custody.ClassFact,
+			Body: "body of " + id, Channel: custody.ChannelUser, Writer: "acme/alice", Authority: custody.AuthorityUser,
+			Audience: custody.AudienceOwner, State: custody.StateAdmitted, CreatedAt: time.Now(), Version: 1, Parents: []custody.Edge{}}
+	}
+	write := func(id, leaf string) func(custody.Tx) error {
+		return func(tx custody.Tx) error {
+			if _, err := tx.AppendLeaf(ctx, "acme", []byte(leaf)); err != nil {
+				return err
+			}
+			return tx.InsertRecord(ctx, record(id))
+		}
+	}
+	errs := st.UpdateEach(ctx,
+		write("01JA0000000000000000000001", "one"),
+		write("01JA0000000000000000000001", "dropped"), // the same id
+		func(tx custody.Tx) error {
+			if err := write("01JA0000000000000000000002", "two")(tx); err != nil {
+				return err
+			}
+			r, err := tx.Record(ctx, "acme", "01JA0000000000000000000002")
+			if err == nil && r.Body != "body of 01JA0000000000000000000002" {
+				err = fmt.Errorf("read back %q", r.Body)
+			}
+			return err
+		},
+	)
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("the writes around the failing one: %v, %v", errs[0], errs[2])
+	}
+	if errs[1] == nil {
+		t.Fatal("a write inserting a taken record id succeeded")
+	}
+	checkTenantLog(t, st, "acme", []string{"one", "two"})
+	for _, id := range []string{"01JA0000000000000000000001", "01JA0000000000000000000002"} {
+		if err := st.View(ctx, func(tx custody.Tx) error {
+			_, err := tx.Record(ctx, "acme", id)
+			return err
+		}); err != nil {
+			t.Fatalf("record %s after the batch: %v", id, err)
+		}
+	}
+}

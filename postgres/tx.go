@@ -42,6 +42,26 @@ func (t *txn) exec(ctx context.Context, q string, args ...any) error {
 	return classify(err)
 }
 
+// laterExec is a transaction that can hold statements back (batchTx).
+type laterExec interface {
+	execLater(sql string, args ...any)
+}
+
+// execLater runs q, or queues it when the transaction can hold it back
+// to send with its next statement: only for a statement whose result is
+// no more than an error, which then fails the write at its next statement
+// or its end, and which nothing in the write inspects.
+func (t *txn) execLater(ctx context.Context, q string, args ...any) error {
+	if t.ro {
+		return errReadOnly
+	}
+	if l, ok := t.tx.(laterExec); ok {
+		l.execLater(q, args...)
+		return nil
+	}
+	return t.exec(ctx, q, args...)
+}
+
 func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, error) {
 	if !storable(tenant, id) {
 		return nil, custody.ErrNotFound
@@ -104,7 +124,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if err != nil {
 		return err
 	}
-	err = t.exec(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
+	err = t.execLater(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
  source_ref, authority, audience, state, created_at, expires_at, version, log_index, policy_version, session, parents, erased,
  receipt, search, norm, salt, metadata)
  VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23::text::tsvector,$24,$25,$26)`,
@@ -127,7 +147,7 @@ func (t *txn) insertEdges(ctx context.Context, r *custody.Record) error {
 	for i, e := range r.Parents {
 		parents[i], weights[i] = e.ID, e.Weight
 	}
-	return t.exec(ctx, `INSERT INTO edges (tenant, parent, child, weight)
+	return t.execLater(ctx, `INSERT INTO edges (tenant, parent, child, weight)
  SELECT $1, p, $2, w FROM unnest($3::text[], $4::float8[]) AS x(p, w)`, r.Tenant, r.ID, parents, weights)
 }
 
