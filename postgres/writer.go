@@ -155,11 +155,11 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	defer tx.Rollback(ctx) // after Commit, a no-op
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. In a batch, each write's savepoint is opened
-	// in the same round trip that releases the one before (statements
-	// without arguments go as one simple query), and the last is released
-	// by the commit.
+	// in the round trip that ends the write before (its held-back inserts
+	// and the release of its savepoint), and the last is released by the
+	// commit.
 	alone := len(batch) == 1
-	open := "SAVEPOINT w"
+	opened := false // a savepoint is open for the next write
 	ran := 0
 	locks := map[string]bool{}          // the tenants' locks the batch holds
 	states := map[string]*tenantState{} // and what it knows of those tenants
@@ -168,18 +168,23 @@ func (s *Store) commit(batch []*write) (again []*write) {
 			errs[i] = err
 			continue
 		}
-		if !alone {
-			if _, err := tx.Exec(ctx, open); err != nil {
+		if !alone && !opened {
+			if _, err := tx.Exec(ctx, "SAVEPOINT w"); err != nil {
 				s.fail(errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return again
 			}
+			opened = true
 		}
 		held, known := maps.Clone(locks), maps.Clone(states)
 		bt := &batchTx{Tx: tx, ctx: ctx}
 		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states}
 		errs[i] = w.fn(lt)
 		if errs[i] == nil {
+			if !alone && i < len(batch)-1 { // the next write's savepoint, in the same round trip
+				bt.execLater("RELEASE SAVEPOINT w")
+				bt.execLater("SAVEPOINT w")
+			}
 			errs[i] = bt.flush()
 		}
 		if lt.err != nil { // whatever fn made of it
@@ -208,10 +213,9 @@ func (s *Store) commit(batch []*write) (again []*write) {
 				return again
 			}
 			busy[i] = errors.Is(errs[i], errLockBusy)
-			open = "SAVEPOINT w"
+			opened = false
 			continue
 		}
-		open = "RELEASE SAVEPOINT w; SAVEPOINT w"
 		ran++
 	}
 	if ran == 0 {
