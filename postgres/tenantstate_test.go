@@ -209,3 +209,36 @@ func TestHeldBackInsertsFailTheirWrite(t *testing.T) {
 		}
 	}
 }
+
+// A write alone in its transaction sends its held-back inserts with the
+// commit: one that fails is the write's own error (not the server's
+// unavailability), nothing of the write is kept, and the next write
+// commits.
+func TestLoneWriteInsertFailsAlone(t *testing.T) {
+	ctx := t.Context()
+	st := openDSN(t, newDatabase(t))
+	insert := func(leaf string) error {
+		return st.Update(ctx, func(tx custody.Tx) error {
+			if _, err := tx.AppendLeaf(ctx, "acme", []byte(leaf)); err != nil {
+				return err
+			}
+			return tx.InsertRecord(ctx, &custody.Record{ID: "01JA0000000000000000000001", Tenant: "acme", Owner: "alice", Namespace: "n",
+				Class: custody.ClassFact, Body: leaf, Channel: custody.ChannelUser, Writer: "acme/alice", Authority: custody.AuthorityUser,
+				Audience: custody.AudienceOwner, State: custody.StateAdmitted, CreatedAt: time.Now(), Version: 1, Parents: []custody.Edge{}})
+		})
+	}
+	if err := insert("one"); err != nil {
+		t.Fatal(err)
+	}
+	err := insert("dropped") // the same record id
+	if err == nil || errors.Is(err, custody.ErrUnavailable) {
+		t.Fatalf("a lone write inserting a taken id: %v, want its own error", err)
+	}
+	if err := st.Update(ctx, func(tx custody.Tx) error {
+		_, err := tx.AppendLeaf(ctx, "acme", []byte("two"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkTenantLog(t, st, "acme", []string{"one", "two"})
+}

@@ -147,19 +147,22 @@ func (s *Store) commit(batch []*write) (again []*write) {
 			w.done <- errs[i]
 		}
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		finish(unavailable(err))
 		return nil
 	}
-	defer tx.Rollback(ctx) // after Commit, a no-op
+	defer conn.Release()
+	tx := &connTx{c: conn}
+	defer tx.Rollback(ctx) // after the commit, a no-op
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. In a batch, each write's savepoint is opened
 	// in the round trip that ends the write before (its held-back inserts
 	// and the release of its savepoint), and the last is released by the
 	// commit.
 	alone := len(batch) == 1
-	opened := false // a savepoint is open for the next write
+	opened := false        // a savepoint is open for the next write
+	var closing *pgx.Batch // a lone write's held-back inserts
 	ran := 0
 	locks := map[string]bool{}          // the tenants' locks the batch holds
 	states := map[string]*tenantState{} // and what it knows of those tenants
@@ -180,8 +183,12 @@ func (s *Store) commit(batch []*write) (again []*write) {
 		bt := &batchTx{Tx: tx, ctx: ctx}
 		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states}
 		errs[i] = w.fn(lt)
-		if errs[i] == nil {
-			if !alone && i < len(batch)-1 { // the next write's savepoint, in the same round trip
+		switch {
+		case errs[i] != nil:
+		case alone: // its inserts go with the commit
+			closing = &bt.pending
+		default:
+			if i < len(batch)-1 { // the next write's savepoint, in the same round trip
 				bt.execLater("RELEASE SAVEPOINT w")
 				bt.execLater("SAVEPOINT w")
 			}
@@ -222,11 +229,18 @@ func (s *Store) commit(batch []*write) (again []*write) {
 		finish(nil) // nothing to keep: the deferred rollback ends it
 		return again
 	}
-	if err := tx.Commit(ctx); err != nil {
+	err, stmtErr := tx.commitAfter(ctx, closing)
+	switch {
+	case stmtErr != nil && !connError(stmtErr): // the lone write's own failure
+		errs[0] = stmtErr
+		finish(nil)
+	case stmtErr != nil:
+		finish(unavailable(stmtErr))
+	case err != nil:
 		finish(unavailable(err))
-		return again
+	default:
+		finish(nil)
 	}
-	finish(nil)
 	return again
 }
 
