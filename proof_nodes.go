@@ -22,7 +22,8 @@ const (
 	// up, of which a tree of n leaves has about n/256.
 	proofCacheLevel = 8
 	// proofCacheNodes bounds the nodes kept, over all tenants (about
-	// 100 bytes each): the upper levels of 16 million leaves.
+	// 130 bytes each, 8.5 MB in all): the upper levels of 16 million
+	// leaves. Once it is full, further nodes are read, not kept.
 	proofCacheNodes = 1 << 16
 )
 
