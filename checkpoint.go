@@ -169,7 +169,7 @@ func (s *Service) InclusionProof(ctx context.Context, tenant string, index, size
 	if err := s.logRange(ctx, tenant, index, size, "inclusion"); err != nil {
 		return nil, err
 	}
-	return tlog.InclusionProof(ctx, LogOf(s.store, tenant), index, size)
+	return tlog.InclusionProof(ctx, s.proofs.reader(LogOf(s.store, tenant), tenant), index, size)
 }
 
 // ConsistencyProof proves that the tree of size from of tenant's log is a
@@ -178,7 +178,7 @@ func (s *Service) ConsistencyProof(ctx context.Context, tenant string, from, to 
 	if err := s.logRange(ctx, tenant, from, to, "consistency"); err != nil {
 		return nil, err
 	}
-	return tlog.ConsistencyProof(ctx, LogOf(s.store, tenant), from, to)
+	return tlog.ConsistencyProof(ctx, s.proofs.reader(LogOf(s.store, tenant), tenant), from, to)
 }
 
 // LogEntryView is one entry of the caller's tenant's log as the caller

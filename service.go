@@ -113,6 +113,8 @@ type Service struct {
 	commitKey []byte
 	// auth keeps verified principals by token (auth_cache.go).
 	auth authCache
+	// proofs keeps the upper nodes of the tenants' trees (proof_nodes.go).
+	proofs proofNodes
 }
 
 // Event is what the service tells observers (metrics) after a decision.

@@ -26,6 +26,14 @@ func readNodes(ctx context.Context, q queryer, tenant string, ids []compact.Node
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	if len(ids) <= joinedNodes {
+		return readNodesJoined(ctx, q, tenant, ids) // proof_nodes.go
+	}
+	return readNodeRows(ctx, q, tenant, ids)
+}
+
+// readNodeRows is readNodes with one row per node.
+func readNodeRows(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
 	var b strings.Builder
 	args := make([]any, 0, 2*len(ids)+1)
 	args = append(args, tenant)
@@ -175,7 +183,7 @@ func (s *Store) LogTenants(ctx context.Context) ([]string, error) { return logTe
 
 // LogSize is the number of leaves of tenant's log.
 func (s *Store) LogSize(ctx context.Context, tenant string) (uint64, error) {
-	return logSize(ctx, s.r, tenant)
+	return logSize(ctx, s.reader(), tenant)
 }
 
 // Leaves returns tenant's leaves in [start, end).

@@ -76,7 +76,7 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 		q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "foreign_keys(1)")
-		q.Add("_pragma", "mmap_size(1073741824)")
+		q.Add("_pragma", "mmap_size("+strconv.FormatInt(mmapSize, 10)+")")
 		if extra != "" {
 			q.Add("_pragma", extra)
 		}

@@ -126,6 +126,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticErase", testSemanticErase},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
+		{"ProofsKeptNodes", testProofsKeptNodes},
 		{"WitnessStates", testWitnessStates},
 	}
 	for _, tc := range tests {

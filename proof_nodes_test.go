@@ -1,0 +1,93 @@
+package custody_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// Proofs keep the upper nodes of a tenant's tree (proof_nodes.go): every
+// inclusion and consistency proof verifies, read first from the store and
+// then with the kept nodes; a kept node is not read again (a service that
+// has it still proves a leaf whose path needs it after the store lost it,
+// where a new service over the same store cannot); a lower node is read
+// from the store on every proof (a changed one shows in the next proof).
+func TestProofsKeepUpperNodes(t *testing.T) {
+	e := newEnv(t, custody.Options{})
+	e.principal("acme", "alice", []string{"user"}, nil, nil)
+	alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
+	for i := range 600 {
+		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("note %d", i), Channel: "user"})
+	}
+	size, err := e.store.LogSize(e.ctx, "acme")
+	if err != nil || size < 600 {
+		t.Fatalf("log size %d, %v", size, err)
+	}
+	leaves, err := e.store.Leaves(e.ctx, "acme", 0, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootOf := func(n uint64) []byte {
+		_, _, root, err := tlog.Rebuild(func(yield func(uint64, []byte) bool) {
+			for _, l := range leaves[:n] {
+				if !yield(l.Index, l.Data) {
+					return
+				}
+			}
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return root
+	}
+	root := rootOf(size)
+	prove := func(svc *custody.Service, i uint64) error {
+		p, err := svc.InclusionProof(e.ctx, "acme", i, size)
+		if err != nil {
+			return err
+		}
+		return tlog.VerifyInclusion(tlog.LeafHash(leaves[i].Data), i, size, p, root)
+	}
+	for round := range 2 {
+		for i := uint64(0); i < size; i += 3 {
+			if err := prove(e.svc, i); err != nil {
+				t.Fatalf("round %d: inclusion of %d: %v", round, i, err)
+			}
+		}
+		for from := uint64(1); from < size; from += 37 {
+			p, err := e.svc.ConsistencyProof(e.ctx, "acme", from, size)
+			if err != nil {
+				t.Fatalf("round %d: consistency from %d: %v", round, from, err)
+			}
+			if err := tlog.VerifyConsistency(from, size, p, rootOf(from), root); err != nil {
+				t.Errorf("round %d: consistency from %d: %v", round, from, err)
+			}
+		}
+	}
+
+	// Leaf 300's path passes the root of leaves 0-255: level 8, index 0,
+	// kept under seq 255.
+	if _, err := e.store.DB().ExecContext(e.ctx, `DELETE FROM log_nodes WHERE tenant = 'acme' AND seq = 255 AND level = 8`); err != nil {
+		t.Fatal(err)
+	}
+	if err := prove(e.svc, 300); err != nil {
+		t.Errorf("inclusion of 300 with the kept node: %v", err)
+	}
+	fresh := reopen(t, e, e.store.Path())
+	if err := prove(fresh.svc, 300); err == nil {
+		t.Error("a new service proved leaf 300 without the node of leaves 0-255")
+	}
+	// Its sibling, leaf 301 (level 0), is read from the store each time.
+	if _, err := e.store.DB().ExecContext(e.ctx, `UPDATE log_nodes SET hash = ? WHERE tenant = 'acme' AND seq = 301 AND level = 0`, bytes.Repeat([]byte{7}, 32)); err != nil {
+		t.Fatal(err)
+	}
+	if err := prove(e.svc, 300); err == nil {
+		t.Error("the proof of leaf 300 verifies over a changed sibling")
+	}
+	if err := prove(e.svc, 100); err != nil {
+		t.Errorf("inclusion of 100, which needs neither node: %v", err)
+	}
+}

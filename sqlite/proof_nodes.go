@@ -1,0 +1,50 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+
+	"github.com/custody-mem/custody/tlog"
+	"github.com/transparency-dev/merkle/compact"
+)
+
+// joinedNodes is the most node ids readNodes fetches as one value: every
+// proof (at most about 2·log2(size) nodes) and every append's border
+// nodes; longer lists (verify, the legacy log) take the IN (VALUES …)
+// query, one row per node.
+const joinedNodes = 64
+
+// readNodesJoined reads the nodes ids of tenant's tree as one blob, the
+// hashes one after the other in the order of ids: one scalar subquery (a
+// primary-key probe) per node, one row, one column. Against a row per node
+// out of an IN (VALUES …) list it spares the temporary table of the list
+// and a step, a scan and the driver's per-row work per node. The text
+// varies with the number of ids only, so a cached statement serves each
+// count. A node that is missing or not a hash makes the blob NULL: then
+// the rows are read one per node (readNodeRows), which names the node.
+func readNodesJoined(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
+	var b strings.Builder
+	args := make([]any, 0, 2*len(ids)+1)
+	args = append(args, tenant)
+	b.WriteString(`SELECT CAST(`)
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(" || ")
+		}
+		b.WriteString(`(SELECT CASE WHEN length(hash) = 32 THEN hash END FROM log_nodes WHERE tenant = ?1 AND seq = ? AND level = ?)`)
+		args = append(args, nodeSeq(id), id.Level)
+	}
+	b.WriteString(` AS BLOB)`)
+	var joined []byte
+	if err := q.QueryRowContext(ctx, b.String(), args...).Scan(&joined); err != nil {
+		return nil, err
+	}
+	if len(joined) != tlog.HashSize*len(ids) {
+		return readNodeRows(ctx, q, tenant, ids)
+	}
+	out := make([][]byte, len(ids))
+	for i := range out {
+		out[i] = joined[i*tlog.HashSize : (i+1)*tlog.HashSize : (i+1)*tlog.HashSize]
+	}
+	return out, nil
+}

@@ -1,0 +1,176 @@
+package sqlite
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/storetest"
+	"github.com/oklog/ulid/v2"
+)
+
+// referenceSearch is the lexical ranking with no LIMIT: every eligible
+// match, best first, by the same bm25 over the same index.
+func referenceSearch(t *testing.T, s *Store, sc custody.Scope, q custody.SearchQuery) []custody.Scored {
+	t.Helper()
+	filter, fargs := searchFilter(sc, q)
+	rows, err := s.r.QueryContext(t.Context(), `SELECT `+recordCols+`, bm25(records_fts, 1.0, 0.5) AS score
+ FROM records_fts JOIN records r ON r.rid = records_fts.rowid
+ WHERE records_fts MATCH ? AND `+filter+` ORDER BY score`, append([]any{ftsQuery(q.Text)}, fargs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []custody.Scored
+	for rows.Next() {
+		var score float64
+		r, _, err := scanRecord(rows, &score)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, custody.Scored{Record: r, Score: -score})
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameRanking reports how got differs from the first len(got) of ref (or
+// of its limit) modulo exact score ties: the same scores position by
+// position, and at each position a record of ref with that score.
+func sameRanking(got []custody.Scored, gotIDs []string, ref []custody.Scored, limit int) error {
+	want := min(limit, len(ref))
+	if len(gotIDs) != want {
+		return fmt.Errorf("%d hits, want %d", len(gotIDs), want)
+	}
+	byScore := map[float64]map[string]bool{}
+	for _, h := range ref {
+		if byScore[h.Score] == nil {
+			byScore[h.Score] = map[string]bool{}
+		}
+		byScore[h.Score][h.ID] = true
+	}
+	seen := map[string]bool{}
+	for i, id := range gotIDs {
+		if got != nil && got[i].Score != ref[i].Score {
+			return fmt.Errorf("hit %d: score %v, want %v", i, got[i].Score, ref[i].Score)
+		}
+		if !byScore[ref[i].Score][id] || seen[id] {
+			return fmt.Errorf("hit %d: %s, not a record of score %v (or twice)", i, id, ref[i].Score)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// TestSearchRankingEquivalence checks Search and LexicalRanks against the
+// reference ranking on a seeded corpus of the common vocabulary (whose
+// queries match hundreds of records, many of them not eligible: another
+// owner's, quarantined, retired, expired, an older version of a key),
+// for several subjects, filters and limits: each is the head of the
+// reference, the same records in the same order modulo exact score ties
+// (eligibility and filters applied before the LIMIT, never after), and
+// no hit is ineligible. Any faster candidate query (one that stops
+// early, say) must keep passing it.
+func TestSearchRankingEquivalence(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.PopulateFrom(t, s, 4000, storetest.Common)
+	now := storetest.Start.Add(time.Hour)
+	// Keyed versions and expired records beside Populate's, from the same
+	// words: an older version and an expired record are often the best
+	// match of a query of their words.
+	rng := rand.New(rand.NewPCG(8, 9))
+	entropy := ulid.Monotonic(rand.NewChaCha8([32]byte{9}), 0)
+	err = s.Update(t.Context(), func(tx custody.Tx) error {
+		for i := range 600 {
+			at := storetest.Start.Add(time.Duration(4000+i) * time.Millisecond)
+			body := storetest.Common.Query(i) + " " + storetest.Common.Query(i)
+			r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: "alice",
+				Namespace: "keyed", Class: custody.ClassFact, Body: body, Channel: custody.ChannelUser,
+				Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
+				State: custody.StateAdmitted, CreatedAt: at, Version: 1 + i/200, Parents: []custody.Edge{}}
+			switch i % 3 {
+			case 0:
+				r.Key = fmt.Sprintf("k%d", i%200) // three versions of each key
+			case 1:
+				exp := now.Add(time.Duration(rng.IntN(3)-1) * time.Minute) // expired, or not yet
+				r.ExpiresAt = &exp
+			}
+			if err := tx.InsertRecord(t.Context(), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes := []custody.Scope{
+		{Tenant: "acme", Subject: "alice", Groups: []string{"fin"}, Now: now},
+		{Tenant: "acme", Subject: "alice", Now: now},
+		{Tenant: "acme", Subject: "bob", Now: now},
+		{Tenant: "other", Subject: "alice", Now: now},
+	}
+	queries := 0
+	for i := range 40 {
+		text := storetest.Common.Query(i * 13)
+		if i%4 == 0 {
+			text += " " + storetest.Common[i]
+		}
+		for _, sc := range scopes {
+			for _, q := range []custody.SearchQuery{
+				{Text: text, Limit: 10},
+				{Text: text, Limit: 3},
+				{Text: text, Limit: 10, Namespace: "keyed"},
+				{Text: text, Limit: 10, Class: custody.ClassFact, Filters: custody.Filters{KeyPrefix: "k1"}},
+			} {
+				ref := referenceSearch(t, s, sc, q)
+				hits, err := s.Search(t.Context(), sc, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := make([]string, len(hits))
+				for j, h := range hits {
+					ids[j] = h.ID
+					if !h.Eligible(sc.Subject, sc.Groups, now) || h.Tenant != sc.Tenant {
+						t.Errorf("%q for %s: %s is not eligible (state %s, owner %s, audience %s, expires %v)",
+							q.Text, sc.Subject, h.ID, h.State, h.Owner, h.Audience, h.ExpiresAt)
+					}
+				}
+				if err := sameRanking(hits, ids, ref, q.Limit); err != nil {
+					t.Errorf("Search %q for %s %+v: %v", q.Text, sc.Subject, q, err)
+				}
+				ranks, err := s.LexicalRanks(t.Context(), sc, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rids := make([]string, len(ranks))
+				for j, r := range ranks {
+					rids[j] = r.ID
+					if r.Score != ref[j].Score {
+						t.Errorf("LexicalRanks %q hit %d: score %v, want %v", q.Text, j, r.Score, ref[j].Score)
+					}
+				}
+				if err := sameRanking(nil, rids, ref, q.Limit); err != nil {
+					t.Errorf("LexicalRanks %q for %s %+v: %v", q.Text, sc.Subject, q, err)
+				}
+				if len(ref) > q.Limit {
+					queries++
+				}
+			}
+		}
+	}
+	// The corpus must make the ranking matter: most queries have more
+	// eligible matches than their limit.
+	if queries < 200 {
+		t.Fatalf("only %d queries had more eligible matches than their limit", queries)
+	}
+}
