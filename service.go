@@ -113,6 +113,11 @@ type Service struct {
 	commitKey []byte
 	// auth keeps verified principals by token (auth_cache.go).
 	auth authCache
+	// hints are what writes are decided ahead against (prepare.go).
+	hints hints
+	// prepared, if set, runs after a write's decision was prepared (ahead
+	// says whether it could be) and before its transaction (tests).
+	prepared func(ahead bool)
 }
 
 // Event is what the service tells observers (metrics) after a decision.
