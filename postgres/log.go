@@ -99,7 +99,7 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	nodes, _, err := tlog.Append(ctx, mem, size, tlog.LeafHash(leaf))
+	nodes, err := tlog.AppendNodes(ctx, mem, size, tlog.LeafHash(leaf))
 	if err != nil {
 		return 0, err
 	}
