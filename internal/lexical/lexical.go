@@ -28,6 +28,7 @@ package lexical
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -163,15 +164,49 @@ func isIdentifier(tok string) bool {
 // word is the term of one lower-case run of letters or digits: "" for a
 // stopword, the English stem for ASCII letters, else the run itself.
 func word(r string) string {
-	if english.IsStopWord(r) {
-		return ""
-	}
 	for i := 0; i < len(r); i++ {
 		if c := r[i]; c < 'a' || c > 'z' {
+			if english.IsStopWord(r) {
+				return ""
+			}
 			return r
 		}
 	}
-	return english.Stem(r, false)
+	return stems.of(r)
+}
+
+// stemCache keeps the terms of the ASCII words seen lately: stemming a
+// word is most of a document's cost, and text repeats its words. It holds
+// at most maxStems words, and starts again empty when full.
+type stemCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxStems = 1 << 15
+
+var stems stemCache
+
+// of is the term of an ASCII lower-case word: "" for a stopword, else its
+// stem.
+func (c *stemCache) of(w string) string {
+	c.mu.Lock()
+	t, ok := c.m[w]
+	c.mu.Unlock()
+	if ok {
+		return t
+	}
+	if !english.IsStopWord(w) {
+		t = english.Stem(w, false)
+	}
+	w, t = strings.Clone(w), strings.Clone(t) // they may point into a large text
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxStems {
+		c.m = make(map[string]string, 1024)
+	}
+	c.m[w] = t
+	c.mu.Unlock()
+	return t
 }
 
 func keepWord(out []string, r string) []string { return keep(out, word(r)) }

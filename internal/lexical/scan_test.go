@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // The hand-written scanners split text exactly as the regular expressions
@@ -30,6 +32,34 @@ func TestScannersMatchTheExpressions(t *testing.T) {
 		low := strings.ToLower(text)
 		if got, want := runs(low), runRE.FindAllString(low, -1); !slices.Equal(got, want) {
 			t.Fatalf("runs(%q) = %q, the expression finds %q", low, got, want)
+		}
+	}
+}
+
+// The cache of stems gives each word the term stemming it gives, the
+// first time and after, and past its bound.
+func TestStemCacheAgrees(t *testing.T) {
+	direct := func(w string) string {
+		if english.IsStopWord(w) {
+			return ""
+		}
+		return english.Stem(w, false)
+	}
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := []string{"the", "replies", "running", "what", "is", "cats"}
+	for range maxStems + 1000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(9) {
+			b.WriteByte(letters[rng.IntN(len(letters))])
+		}
+		words = append(words, b.String())
+	}
+	for pass := range 2 {
+		for _, w := range words {
+			if got, want := word(w), direct(w); got != want {
+				t.Fatalf("pass %d: word(%q) = %q, stemming gives %q", pass, w, got, want)
+			}
 		}
 	}
 }
