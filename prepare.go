@@ -34,6 +34,7 @@ import (
 type prepared struct {
 	st    *admitState // the state predicted
 	v     verdict
+	salt  []byte             // the record's salt, which entry commits to
 	key   ed25519.PrivateKey // the key that signed entry
 	entry *tlog.Entry
 	leaf  []byte // entry, signed and encoded
@@ -46,6 +47,12 @@ type prepared struct {
 func (s *Service) prepare(ctx context.Context, c *Caller, r *Record) *prepared {
 	now := s.now()
 	st, ok := s.hints.predict(c, r, now)
+	if !ok && len(r.Parents) == 0 && !s.hints.knowsTenant(r.Tenant) {
+		// A tenant the writer has not decided for yet: its policy and
+		// pauses as a read sees them are as good a guess.
+		s.learnTenant(ctx, r.Tenant, now)
+		st, ok = s.hints.predict(c, r, now)
+	}
 	if !ok {
 		return nil
 	}
@@ -59,17 +66,20 @@ func (s *Service) prepare(ctx context.Context, c *Caller, r *Record) *prepared {
 			return nil // the writer reads it again and reports what is wrong
 		}
 	}
-	if len(r.Salt) == 0 {
-		r.Salt = newSalt() // as recordEntry would; the writer keeps it if it decides again
-	}
-	v := s.admission(c, r, st, true, 0)
+	// r is only read: the record decided is a copy, with the salt its
+	// first entry gives it (as recordEntry would), which the writer sets
+	// on r if it applies this decision.
 	d := *r
+	if len(d.Salt) == 0 {
+		d.Salt = newSalt()
+	}
+	v := s.admission(c, &d, st, true, 0)
 	v.apply(&d)
 	d.State = v.receipt.Decision
 	e := transitionEntry(&d, "admission", "", v.receipt)
 	e.Actor, e.Time = c.Principal.ID(), now
 	e.Sign(key)
-	return &prepared{st: st, v: v, key: key, entry: e, leaf: e.Leaf()}
+	return &prepared{st: st, v: v, salt: d.Salt, key: key, entry: e, leaf: e.Leaf()}
 }
 
 // applyAdmission decides the new record r against st, the state its
@@ -84,7 +94,7 @@ func (s *Service) applyAdmission(ctx context.Context, tx Tx, c *Caller, r *Recor
 		return s.transition(ctx, tx, c.Principal, r, "admission", v.receipt.Decision, v.receipt)
 	}
 	p.v.apply(r)
-	r.State = p.v.receipt.Decision
+	r.State, r.Salt = p.v.receipt.Decision, p.salt
 	idx, err := tx.AppendLeaf(ctx, r.Tenant, p.leaf)
 	if err != nil {
 		return err
@@ -165,6 +175,45 @@ func (h *hints) predict(c *Caller, r *Record, now time.Time) (*admitState, bool)
 		st.current, st.version = kh.current, kh.version
 	}
 	return st, true
+}
+
+// knowsTenant reports whether h has learned of tenant (its pauses, and
+// its policy unless that could not be loaded).
+func (h *hints) knowsTenant(tenant string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.pauses[tenant]
+	return ok
+}
+
+// learnTenant reads tenant's policy and open pauses into the hints, unless
+// the writer has put them there meanwhile.
+func (s *Service) learnTenant(ctx context.Context, tenant string, now time.Time) {
+	var pol *Policy
+	var ps []*Pause
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		if ps, err = tx.OpenPauses(ctx, tenant, now); err != nil {
+			return err
+		}
+		pol, _ = s.policyFor(ctx, tx, tenant) // none: not predicted, and the writer decides pending
+		return nil
+	})
+	if err != nil {
+		return // the writer reads them again and decides as they are
+	}
+	h := &s.hints
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.policies == nil {
+		h.policies, h.pauses = map[string]*Policy{}, map[string][]*Pause{}
+	}
+	if _, ok := h.pauses[tenant]; !ok {
+		h.pauses[tenant] = ps
+		if pol != nil {
+			h.policies[tenant] = pol
+		}
+	}
 }
 
 // learn keeps what the writer read for r's decision (st, and the tenant's
