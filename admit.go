@@ -148,12 +148,9 @@ func (s *Service) admission(c *Caller, r *Record, st *admitState, fresh bool, ce
 	in.Authority, in.Audience = v.authority, v.audience
 	if r.Key != "" {
 		in.Overwrite = st.current != "" && st.current != r.ID
-		if fresh {
-			v.version = st.version
-		}
 	}
-	if fresh {
-		v.version++
+	if fresh { // the key's next version; 1 without a key (st.version is 0)
+		v.version = st.version + 1
 	}
 	in.Sensitive = s.Sensitive(r.Key)
 	var adm Admission
