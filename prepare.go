@@ -40,18 +40,31 @@ type prepared struct {
 	leaf  []byte // entry, signed and encoded
 }
 
-// prepare decides r ahead, against the state the hints predict, and signs
-// its entry. It returns nil when it cannot predict (a tenant or session
-// the writer has not seen, a candidate with parents, a key it cannot
-// load): the writer then decides alone.
+// prepare decides r ahead, against the state the hints predict and its
+// parents as a read finds them, and signs its entry. It returns nil when
+// it cannot predict (a session the writer has not seen, a tenant whose
+// policy cannot be loaded, a parent or a key it cannot read): the writer
+// then decides alone.
 func (s *Service) prepare(ctx context.Context, c *Caller, r *Record) *prepared {
 	now := s.now()
-	st, ok := s.hints.predict(c, r, now)
-	if !ok && len(r.Parents) == 0 && !s.hints.knowsTenant(r.Tenant) {
+	lin := lineage{authority: AuthorityConfirmed, audience: AudienceTenant}
+	if len(r.Parents) > 0 {
+		// The parents' lineage as a read sees it, which the writer reads
+		// again (a parent retired or suspended meanwhile, say).
+		if err := s.store.View(ctx, func(tx Tx) error {
+			var err error
+			lin, err = s.parents(ctx, tx, c, r.Parents)
+			return err
+		}); err != nil {
+			return nil // the writer reads them again and reports what is wrong
+		}
+	}
+	st, ok := s.hints.predict(c, r, lin, now)
+	if !ok && !s.hints.knowsTenant(r.Tenant) {
 		// A tenant the writer has not decided for yet: its policy and
 		// pauses as a read sees them are as good a guess.
 		s.learnTenant(ctx, r.Tenant, now)
-		st, ok = s.hints.predict(c, r, now)
+		st, ok = s.hints.predict(c, r, lin, now)
 	}
 	if !ok {
 		return nil
@@ -145,15 +158,13 @@ type sessionHint struct {
 // and learned again.
 const maxHints = 4096
 
-// predict is the state the hints give for r's decision, or false if they
-// give none. A key not hinted is predicted new (no version yet).
-func (h *hints) predict(c *Caller, r *Record, now time.Time) (*admitState, bool) {
-	if len(r.Parents) > 0 {
-		return nil, false
-	}
+// predict is the state the hints give for r's decision, with its parents'
+// lineage lin, or false if they give none. A key not hinted is predicted
+// new (no version yet).
+func (h *hints) predict(c *Caller, r *Record, lin lineage, now time.Time) (*admitState, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := &admitState{lin: lineage{authority: AuthorityConfirmed, audience: AudienceTenant}}
+	st := &admitState{lin: lin}
 	var ok bool
 	if st.policy, ok = h.policies[r.Tenant]; !ok {
 		return nil, false

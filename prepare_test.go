@@ -237,3 +237,29 @@ func TestDecidedAheadRevokedMeanwhile(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 }
+
+// A derived write decided ahead while its parent is admitted, whose parent
+// is retired before the transaction, is decided on the retired parent:
+// suspended.
+func TestDecidedAheadParentRetiredMeanwhile(t *testing.T) {
+	l := newLineageEnv(t)
+	fact := l.remember(l.alice, custody.Candidate{Namespace: "n", Class: "fact", Body: "lives in Lyon", Channel: "user"})
+	other := l.remember(l.alice, custody.Candidate{Namespace: "n", Class: "fact", Body: "works as a nurse", Channel: "user"})
+	// Twin: the parent stays; the summary decided ahead is admitted.
+	between(l.env, func() {})
+	d := l.summary("lives in Lyon, as said", custody.ClassFact, custody.Edge{ID: other.ID, Weight: 1})
+	if d.State != custody.StateAdmitted || d.Authority != custody.AuthorityUser {
+		t.Fatalf("twin: %s/%s", d.State, d.Authority)
+	}
+	checkEntry(l.env, l.alice, d)
+	between(l.env, func() {
+		if _, err := l.svc.Retire(l.ctx, l.rev, fact.ID, "wrong city", false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d = l.summary("profile: Lyon", custody.ClassFact, custody.Edge{ID: fact.ID, Weight: 1})
+	if d.State != custody.StateSuspended || joinRules(d.Receipt.Rules) != "derived,parent-ineligible" {
+		t.Fatalf("summary of a parent retired meanwhile: %s %v (%s), want suspended", d.State, d.Receipt.Rules, d.Reason)
+	}
+	checkEntry(l.env, l.alice, d)
+}
