@@ -102,6 +102,8 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 // principal was registered with; the authority, audience and state are
 // computed here from the channel, the session, the parents and the policy,
 // and the record, its receipt and its log entry commit in one transaction.
+// The decision is made ahead, on the caller's goroutine, and made again in
+// the transaction if what it was made on has changed (prepare.go).
 func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decision, error) {
 	if err := s.validate(c, &in); err != nil {
 		return nil, err
