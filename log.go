@@ -139,15 +139,7 @@ func recordEntry(r *Record, transition string, prev State) *tlog.Entry {
 func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Record, name string, next State, rc *Receipt) error {
 	prev := r.State
 	r.State = next
-	e := recordEntry(r, name, prev)
-	if rc != nil {
-		e.Details["reason"] = rc.Reason
-		e.Details["rules"] = strings.Join(rc.Rules, ",")
-		if rc.Error != "" {
-			e.Details["error"] = rc.Error
-		}
-		e.Details[detailInputs] = inputsDigest(rc.Inputs)
-	}
+	e := transitionEntry(r, name, prev, rc)
 	var idx uint64
 	var err error
 	if actor == nil {
@@ -158,6 +150,29 @@ func (s *Service) transition(ctx context.Context, tx Tx, actor *Principal, r *Re
 	if err != nil {
 		return err
 	}
+	return s.settle(ctx, tx, r, name, rc, e, idx)
+}
+
+// transitionEntry is the unsigned log entry of r's transition name from
+// prev to r.State, decided with receipt rc (nil: none).
+func transitionEntry(r *Record, name string, prev State, rc *Receipt) *tlog.Entry {
+	e := recordEntry(r, name, prev)
+	if rc != nil {
+		e.Details["reason"] = rc.Reason
+		e.Details["rules"] = strings.Join(rc.Rules, ",")
+		if rc.Error != "" {
+			e.Details["error"] = rc.Error
+		}
+		e.Details[detailInputs] = inputsDigest(rc.Inputs)
+	}
+	return e
+}
+
+// settle finishes r's transition name once its entry e is in the log at
+// idx: the log index and receipt on r, the tombstone of a terminal state,
+// and the event observers are told of at the commit.
+func (s *Service) settle(ctx context.Context, tx Tx, r *Record, name string, rc *Receipt, e *tlog.Entry, idx uint64) error {
+	next := r.State
 	r.LogIndex = idx
 	if rc != nil {
 		rc.LogIndex = idx

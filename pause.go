@@ -3,7 +3,6 @@ package custody
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -181,34 +180,6 @@ func (s *Service) Pauses(ctx context.Context, c *Caller, all bool) ([]*Pause, er
 	}
 	now := s.now()
 	return slices.DeleteFunc(ps, func(p *Pause) bool { return !p.Active(now) }), nil
-}
-
-// holdIfPaused turns the admission adm of r, written by c, into a hold for
-// review when a pause of the tenant matches its writer or channel. A
-// rejection or a suspension stays as it is.
-func (s *Service) holdIfPaused(ctx context.Context, tx Tx, c *Caller, r *Record, adm *Admission) error {
-	if adm.State == StateRejected || adm.State == StateSuspended {
-		return nil
-	}
-	now := s.now()
-	ps, err := tx.OpenPauses(ctx, r.Tenant, now)
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if !p.Active(now) || !p.matches(c.Principal.ID(), r.Channel) {
-			continue
-		}
-		what := "writes of " + p.Tenant + "/" + p.Writer
-		if p.Channel != "" {
-			what = "writes on channel " + p.Channel
-		}
-		adm.State = StateQuarantined
-		adm.Rules = append(adm.Rules, "pause:"+p.ID)
-		adm.Reason = fmt.Sprintf("%s are paused (pause %s by %s: %s); the candidate is held for review", what, p.ID, p.By, p.Reason)
-		return nil
-	}
-	return nil
 }
 
 // pauseDetails is what a pause or resume entry states of p.

@@ -2,7 +2,6 @@ package custody
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -103,13 +102,19 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 // principal was registered with; the authority, audience and state are
 // computed here from the channel, the session, the parents and the policy,
 // and the record, its receipt and its log entry commit in one transaction.
+// The decision is made ahead, on the caller's goroutine, and made again in
+// the transaction if what it was made on has changed (prepare.go).
 func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decision, error) {
 	if err := s.validate(c, &in); err != nil {
 		return nil, err
 	}
 	r := s.newRecord(c, &in)
+	p := s.prepare(ctx, c, r)
+	if s.prepared != nil {
+		s.prepared(p != nil)
+	}
 	err := s.update(ctx, func(tx Tx) error {
-		return s.admitNew(ctx, tx, c, r)
+		return s.admitNew(ctx, tx, c, r, p)
 	})
 	if err != nil {
 		return nil, err
@@ -137,16 +142,19 @@ func decisionOf(r *Record) *Decision {
 	return &Decision{ID: r.ID, State: r.State, Authority: r.Authority, Reason: r.Receipt.Reason, Receipt: r.Receipt, LogIndex: r.LogIndex, Record: r}
 }
 
-// admitNew decides a new record inside tx, logs the decision and inserts it.
-func (s *Service) admitNew(ctx context.Context, tx Tx, c *Caller, r *Record) error {
-	rc, err := s.decide(ctx, tx, c, r, true, 0)
+// admitNew decides a new record inside tx, logs the decision and inserts
+// it. p, if not nil, is the decision prepared ahead against a predicted
+// state (prepare.go): it is applied as it is when the state admitNew reads
+// here is the one predicted, and decided anew otherwise.
+func (s *Service) admitNew(ctx context.Context, tx Tx, c *Caller, r *Record, p *prepared) error {
+	st, ps, err := s.admitState(ctx, tx, c, r, true, s.now())
 	if err != nil {
 		return err
 	}
-	r.State = ""
-	if err := s.transition(ctx, tx, c.Principal, r, "admission", rc.Decision, rc); err != nil {
+	if err := s.applyAdmission(ctx, tx, c, r, st, p); err != nil {
 		return err
 	}
+	s.hints.learn(c, r, st, ps)
 	return tx.InsertRecord(ctx, r)
 }
 
@@ -166,69 +174,16 @@ func (s *Service) readmit(ctx context.Context, tx Tx, actor *Principal, c *Calle
 }
 
 // decide computes r's authority and audience from its channel, session and
-// parents, and asks the tenant's policy. It never returns admitted when the
-// policy cannot be loaded or evaluated.
+// parents, and asks the tenant's policy, against what tx holds now (see
+// admission). It sets the decided fields on r and returns the receipt.
 func (s *Service) decide(ctx context.Context, tx Tx, c *Caller, r *Record, fresh bool, ceiling Authority) (*Receipt, error) {
-	r.Authority = ChannelAuthority(r.Channel)
-	if ceiling > 0 {
-		r.Authority = min(r.Authority, ceiling)
-	}
-	in := AdmissionInput{Principal: c.Principal, Channel: r.Channel, Class: r.Class, Key: r.Key, Metadata: r.Metadata}
-	if r.Session != "" {
-		sess, err := s.session(ctx, tx, c, r.Session)
-		if err != nil {
-			return nil, err
-		}
-		in.HasSession = true
-		if ChannelKind(r.Channel) == ChannelAgent && !s.opts.DisableLineage {
-			r.Authority = min(r.Authority, sess.Floor)
-		}
-	}
-	lin, err := s.parents(ctx, tx, c, r.Parents)
+	st, _, err := s.admitState(ctx, tx, c, r, fresh, s.now())
 	if err != nil {
 		return nil, err
 	}
-	if s.opts.DisableLineage {
-		lin = lineage{authority: AuthorityConfirmed, audience: AudienceTenant}
-	}
-	in.Derived = len(r.Parents) > 0 && !s.opts.DisableLineage
-	r.Authority = min(r.Authority, lin.authority)
-	r.Audience = narrowAudience(r.Audience, lin.audience)
-	in.Authority, in.Audience = r.Authority, r.Audience
-	if r.Key != "" {
-		cur, err := tx.CurrentID(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
-		if err != nil {
-			return nil, err
-		}
-		in.Overwrite = cur != "" && cur != r.ID
-		if fresh {
-			if r.Version, err = tx.MaxVersion(ctx, r.Tenant, r.Owner, r.Namespace, r.Key); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if fresh {
-		r.Version++
-	}
-	in.Sensitive = s.Sensitive(r.Key)
-	var adm Admission
-	if pol, err := s.policyFor(ctx, tx, r.Tenant); err != nil {
-		adm = Admission{State: StatePending, Rules: []string{"policy-unavailable"}, Error: err.Error(),
-			Reason: "the tenant's policy could not be loaded; the candidate waits as pending", Inputs: in.inputs()}
-		r.PolicyVersion = "unavailable"
-	} else {
-		adm = pol.Admit(in)
-		r.PolicyVersion = pol.Version
-	}
-	if len(lin.ineligible) > 0 && adm.State != StateRejected {
-		adm.State = StateSuspended
-		adm.Rules = append(adm.Rules, "parent-ineligible")
-		adm.Reason = fmt.Sprintf("parent %s is not eligible (%s); the derived record stays suspended until it is rebuilt", lin.ineligible[0].ID, lin.ineligible[0].State)
-	}
-	if err := s.holdIfPaused(ctx, tx, c, r, &adm); err != nil {
-		return nil, err
-	}
-	return &Receipt{Decision: adm.State, PolicyVersion: r.PolicyVersion, Rules: adm.Rules, Reason: adm.Reason, Inputs: adm.Inputs, Error: adm.Error}, nil
+	v := s.admission(c, r, st, fresh, ceiling)
+	v.apply(r)
+	return v.receipt, nil
 }
 
 func cutGroup(aud string) (string, bool) {

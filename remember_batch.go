@@ -31,14 +31,20 @@ func (s *Service) RememberBatch(ctx context.Context, c *Caller, in []Candidate) 
 		}
 		recs[i] = s.newRecord(c, &in[i])
 	}
+	// Each is decided ahead (batch_ahead.go), against the state the
+	// writer saw last; the writer decides again any whose state changed
+	// meanwhile, an earlier one of the batch included (a second version
+	// of a key, say).
+	ahead := s.prepareAhead(ctx, c, recs)
 	err := s.update(ctx, func(tx Tx) error {
 		for i, r := range recs {
-			if err := s.admitNew(ctx, tx, c, r); err != nil {
+			if err := s.admitNew(ctx, tx, c, r, ahead.take(i)); err != nil {
 				return ItemError(i, err)
 			}
 		}
 		return nil
 	})
+	ahead.end()
 	if err != nil {
 		return nil, err
 	}

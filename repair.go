@@ -201,7 +201,7 @@ func (s *Service) rebuildOne(ctx context.Context, tx Tx, c *Caller, r *Record, b
 		n := &Record{ID: s.newID(), Tenant: r.Tenant, Owner: r.Owner, Namespace: r.Namespace, Key: r.Key, Class: r.Class,
 			Body: body, Channel: r.Channel, Writer: writer.ID(), SourceRef: r.SourceRef, Audience: r.Audience,
 			CreatedAt: s.now(), ExpiresAt: r.ExpiresAt, Session: r.Session, Parents: kept, Metadata: maps.Clone(r.Metadata)}
-		if err := s.admitNew(ctx, tx, rc, n); err != nil {
+		if err := s.admitNew(ctx, tx, rc, n, nil); err != nil {
 			return nil, err
 		}
 		return []string{n.ID}, nil

@@ -115,6 +115,11 @@ type Service struct {
 	auth authCache
 	// proofs keeps the upper nodes of the tenants' trees (proof_nodes.go).
 	proofs proofNodes
+	// hints are what writes are decided ahead against (prepare.go).
+	hints hints
+	// prepared, if set, runs after a write's decision was prepared (ahead
+	// says whether it could be) and before its transaction (tests).
+	prepared func(ahead bool)
 }
 
 // Event is what the service tells observers (metrics) after a decision.

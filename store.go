@@ -86,6 +86,9 @@ type Tx interface {
 	// or a record is the version in force, without reading the record.
 	CurrentID(ctx context.Context, tenant, owner, namespace, key string) (string, error)
 	MaxVersion(ctx context.Context, tenant, owner, namespace, key string) (int, error)
+	// KeyVersions is CurrentID and MaxVersion in one read: what a new
+	// version of a key is decided on.
+	KeyVersions(ctx context.Context, tenant, owner, namespace, key string) (current string, max int, err error)
 	Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*Record, error)
 	InsertRecord(ctx context.Context, r *Record) error
 	UpdateRecord(ctx context.Context, r *Record) error

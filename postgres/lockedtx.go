@@ -58,6 +58,13 @@ func (l *lockedTx) MaxVersion(ctx context.Context, tenant, owner, namespace, key
 	return l.t.MaxVersion(ctx, tenant, owner, namespace, key)
 }
 
+func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, key string) (string, int, error) {
+	if err := l.lock(ctx, tenant); err != nil {
+		return "", 0, err
+	}
+	return l.t.KeyVersions(ctx, tenant, owner, namespace, key)
+}
+
 func (l *lockedTx) Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*custody.Record, error) {
 	if err := l.lock(ctx, tenant); err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func (t *txn) appendAt(ctx context.Context, tenant string, leaf []byte, size uin
 	if t.ro {
 		return nil, errReadOnly
 	}
-	nodes, _, err := tlog.Append(ctx, r, size, tlog.LeafHash(leaf))
+	nodes, err := tlog.AppendNodes(ctx, r, size, tlog.LeafHash(leaf))
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,27 @@ func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (in
 	return v, classify(err)
 }
 
+// KeyVersions reads CurrentID and MaxVersion in one round trip.
+func (t *txn) KeyVersions(ctx context.Context, tenant, owner, ns, key string) (string, int, error) {
+	if !storable(tenant, owner, ns, key) {
+		return "", 0, nil
+	}
+	var id *string
+	var v int
+	err := t.tx.QueryRow(ctx, `SELECT (SELECT r.id FROM records r
+ WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = $3 AND r.key = $4 AND r.state = 'admitted'
+ ORDER BY r.version DESC LIMIT 1),
+ (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = $1 AND owner = $2 AND namespace = $3 AND key = $4)`,
+		tenant, owner, ns, key).Scan(&id, &v)
+	if err != nil {
+		return "", 0, classify(err)
+	}
+	if id == nil {
+		return "", v, nil
+	}
+	return *id, v, nil
+}
+
 func (t *txn) Versions(ctx context.Context, tenant, owner, ns, key string) ([]*custody.Record, error) {
 	if !storable(tenant, owner, ns, key) {
 		return nil, nil

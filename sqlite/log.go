@@ -95,18 +95,22 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 			return 0, err
 		}
 	}
-	nodes, _, err := tlog.Append(ctx, rd, size, tlog.LeafHash(leaf))
+	nodes, err := tlog.AppendNodes(ctx, rd, size, tlog.LeafHash(leaf))
 	if err != nil {
 		return 0, err
 	}
 	if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
 		return 0, err
 	}
+	// One statement for all the nodes (two on average, up to one per
+	// level): each statement run is a good part of an append's cost.
+	args := make([]any, 0, 4*len(nodes))
 	for _, n := range nodes {
-		if err := t.exec(ctx, `INSERT INTO log_nodes (tenant, seq, level, hash) VALUES (?,?,?,?)`, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash); err != nil {
-			return 0, err
-		}
+		args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
 		rd.seen[n.ID] = n.Hash
+	}
+	if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
+		return 0, err
 	}
 	if t.known != nil {
 		if t.known.tips == nil {
@@ -116,6 +120,17 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	}
 	return size, nil
 }
+
+// insertNodesQueries are the statements that insert n log nodes, by n.
+var insertNodesQueries = func() []string {
+	qs := make([]string, 65) // a tree of 2^64 leaves has 64 levels above its leaves
+	for n := 1; n < len(qs); n++ {
+		qs[n] = `INSERT INTO log_nodes (tenant, seq, level, hash) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", n), ",")
+	}
+	return qs
+}()
+
+func insertNodes(n int) string { return insertNodesQueries[n] }
 
 // tip is the writer's copy of tenant's log border, or nil.
 func (t *txn) tip(tenant string) *logTip {

@@ -177,11 +177,13 @@ func TestKeyStatementsSeekByKey(t *testing.T) {
 		}
 		checked++
 		// Verify's head check walks every record (SCAN r) and seeks each
-		// key's other versions (n); every other read seeks alone.
+		// key's other versions (n); every other read seeks alone (a
+		// statement of scalar subqueries, KeyVersions's, scans the one
+		// constant row it selects them in).
 		steps := plan(t, st, q)
 		for _, step := range steps {
 			byKey := strings.Contains(step, "records_ns_key") || strings.Contains(step, "records_head")
-			if strings.HasPrefix(step, "SEARCH n") && !byKey || strings.HasPrefix(step, "SCAN") && step != "SCAN r" {
+			if strings.HasPrefix(step, "SEARCH n") && !byKey || strings.HasPrefix(step, "SCAN") && step != "SCAN r" && step != "SCAN CONSTANT ROW" {
 				t.Errorf("a read by key does not seek through a key index: %s\n%s", strings.Join(steps, "; "), q)
 			}
 		}

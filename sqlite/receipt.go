@@ -102,7 +102,7 @@ func receiptText(rc *custody.Receipt, r *custody.Record, may string) string {
 		}
 	}
 	s.Same = string(same)
-	return jsonText(s)
+	return string(appendReceipt(make([]byte, 0, 512), &s))
 }
 
 // readReceipt is the receipt the row of r stores in text.

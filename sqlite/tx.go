@@ -127,6 +127,18 @@ func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (in
 	return v, err
 }
 
+// KeyVersions reads CurrentID and MaxVersion with one statement, each
+// part by its own index (records_head, records_ns_key).
+func (t *txn) KeyVersions(ctx context.Context, tenant, owner, ns, key string) (string, int, error) {
+	var id sql.NullString
+	var v int
+	err := t.QueryRowContext(ctx, `SELECT (SELECT id FROM records
+ WHERE tenant = ?1 AND owner = ?2 AND namespace = ?3 AND key = ?4 AND head = 1),
+ (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = ?1 AND owner = ?2 AND namespace = ?3 AND key = ?4 AND key != '')`,
+		tenant, owner, ns, key).Scan(&id, &v)
+	return id.String, v, err
+}
+
 // Versions and MaxVersion read keyed records only (a keyless record has
 // no versions): saying the key is not empty lets SQLite use
 // records_ns_key, which holds keyed records only.

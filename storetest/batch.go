@@ -69,6 +69,28 @@ func testRememberBatch(t *testing.T, e *env) {
 	}
 	e.verify()
 
+	// Decided ahead against the key's versions before the batch (2, as
+	// the writer last saw them), the second of these is decided again in
+	// the transaction, after the first took version 3: it is version 4,
+	// and its log entry says so.
+	ds, err = e.svc.RememberBatch(e.ctx, alice, []custody.Candidate{payee("ACCT-3000"), payee("ACCT-4000")})
+	if err != nil {
+		t.Fatalf("a batch of two versions of one key: %v", err)
+	}
+	for i, d := range ds {
+		if d.State != custody.StatePendingConfirmation || d.Record.Version != 3+i {
+			t.Errorf("version item %d: %s version %d, want pending_confirmation version %d", i, d.State, d.Record.Version, 3+i)
+		}
+		es, err := e.svc.LogEntries(e.ctx, alice, d.LogIndex, d.LogIndex+1)
+		if err != nil || len(es) != 1 || es[0].Entry == nil {
+			t.Fatalf("entry of version item %d: %v", i, err)
+		}
+		if en := es[0].Entry; en.RecordID != d.ID || en.Details["version"] != fmt.Sprint(3+i) || en.NewState != string(d.State) {
+			t.Errorf("entry of version item %d: %s %s version %s", i, en.RecordID, en.NewState, en.Details["version"])
+		}
+	}
+	e.verify()
+
 	size1, n1 := logSize(), records()
 	missing := fact("derived from nothing")
 	missing.DerivedFrom = []custody.Edge{{ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Weight: 1}}

@@ -127,6 +127,12 @@ func testSuperseded(t *testing.T, e *env) {
 		if id, err := tx.CurrentID(e.ctx, "acme", "alice", "prefs", "size"); id != "" || err != nil {
 			t.Errorf("current id of an unknown key = %q, %v; want none", id, err)
 		}
+		if id, n, err := tx.KeyVersions(e.ctx, "acme", "alice", "prefs", "colour"); id != v2.ID || n != 3 || err != nil {
+			t.Errorf("key versions = %q, %d, %v; want %s, 3", id, n, err, v2.ID)
+		}
+		if id, n, err := tx.KeyVersions(e.ctx, "acme", "alice", "prefs", "size"); id != "" || n != 0 || err != nil {
+			t.Errorf("key versions of an unknown key = %q, %d, %v; want none, 0", id, n, err)
+		}
 		if n, err := tx.MaxVersion(e.ctx, "acme", "alice", "prefs", "size"); n != 0 || err != nil {
 			t.Errorf("max version of an unknown key = %d, %v; want 0", n, err)
 		}

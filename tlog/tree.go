@@ -113,6 +113,24 @@ func AppendMany(ctx context.Context, r NodeReader, size uint64, leafHashes [][]b
 	return nodes, root, nil
 }
 
+// AppendNodes is [Append] without the root: the nodes to store for one
+// more leaf, for a store that does not need the new root at once (hashing
+// it is a few interior nodes more per append).
+func AppendNodes(ctx context.Context, r NodeReader, size uint64, leafHash []byte) ([]Node, error) {
+	if len(leafHash) != HashSize {
+		return nil, fmt.Errorf("%w: leaf hash is %d bytes, want %d", ErrBadHash, len(leafHash), HashSize)
+	}
+	cr, err := readRange(ctx, r, size)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []Node
+	if err := cr.Append(leafHash, func(id compact.NodeID, hash []byte) { nodes = append(nodes, Node{ID: id, Hash: hash}) }); err != nil {
+		return nil, fmt.Errorf("tlog: append at size %d: %w", size, err)
+	}
+	return nodes, nil
+}
+
 // RootHash returns the root hash of the tree of the given size, [EmptyRoot]
 // for size 0. It reads popcount(size) nodes in one Nodes call.
 func RootHash(ctx context.Context, r NodeReader, size uint64) ([]byte, error) {

@@ -59,6 +59,16 @@ func TestAppendNodes(t *testing.T) {
 			if len(root) != HashSize {
 				t.Errorf("root is %d bytes", len(root))
 			}
+			// AppendNodes gives the same nodes, without the root.
+			same, err := AppendNodes(ctx, fakeNodes, size, leaf)
+			if err != nil || len(same) != len(nodes) {
+				t.Fatalf("AppendNodes: %d nodes, %v; Append gave %d", len(same), err, len(nodes))
+			}
+			for i := range same {
+				if same[i].ID != nodes[i].ID || !bytes.Equal(same[i].Hash, nodes[i].Hash) {
+					t.Errorf("AppendNodes node %d = %+v, Append's %+v", i, same[i], nodes[i])
+				}
+			}
 		})
 	}
 }

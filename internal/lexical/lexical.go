@@ -27,9 +27,10 @@
 package lexical
 
 import (
-	"regexp"
 	"strings"
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -37,27 +38,90 @@ import (
 // MaxTermBytes is the longest term kept.
 const MaxTermBytes = 256
 
-var (
-	tokenRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:[-_.@+][\p{L}\p{N}]+)*`)
-	runRE   = regexp.MustCompile(`[\p{L}\p{N}]+`)
-)
+// tokens returns the tokens of text: each a maximal run of letters and
+// digits, and the runs it continues to through single joiners, the
+// leftmost-longest matches of [\p{L}\p{N}]+(?:[-_.@+][\p{L}\p{N}]+)*.
+// It is scanned by hand: a regular expression was most of a document's
+// terms' cost, on the writer's goroutine.
+func tokens(text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		end := runEnd(text, i)
+		if end == i {
+			_, w := utf8.DecodeRuneInString(text[i:])
+			i += w
+			continue
+		}
+		for end < len(text) && isJoiner(text[end]) {
+			next := runEnd(text, end+1)
+			if next == end+1 {
+				break
+			}
+			end = next
+		}
+		out = append(out, text[i:end])
+		i = end
+	}
+	return out
+}
+
+// runs returns the maximal runs of letters and digits of tok, the matches
+// of [\p{L}\p{N}]+.
+func runs(tok string) []string {
+	var out []string
+	for i := 0; i < len(tok); {
+		if end := runEnd(tok, i); end > i {
+			out = append(out, tok[i:end])
+			i = end
+			continue
+		}
+		_, w := utf8.DecodeRuneInString(tok[i:])
+		i += w
+	}
+	return out
+}
+
+// runEnd is the end of the run of letters and digits starting at i (i
+// itself when there is none).
+func runEnd(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+				return i
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			return i
+		}
+		i += w
+	}
+	return i
+}
+
+func isJoiner(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || c == '@' || c == '+'
+}
 
 // Document returns the terms of text as an index holds them, in order,
 // with the parts of each identifier after it.
 func Document(text string) []string {
 	var out []string
-	for _, tok := range tokenRE.FindAllString(text, -1) {
+	for _, tok := range tokens(text) {
 		tok = strings.ToLower(tok)
 		if isIdentifier(tok) {
 			out = keep(out, tok)
-			if runs := runRE.FindAllString(tok, -1); len(runs) > 1 {
-				for _, r := range runs {
+			if rs := runs(tok); len(rs) > 1 {
+				for _, r := range rs {
 					out = keepWord(out, r)
 				}
 			}
 			continue
 		}
-		for _, r := range runRE.FindAllString(tok, -1) {
+		for _, r := range runs(tok) {
 			out = keepWord(out, r)
 		}
 	}
@@ -76,13 +140,13 @@ func Query(text string, n int) []string {
 			out = append(out, t)
 		}
 	}
-	for _, tok := range tokenRE.FindAllString(text, -1) {
+	for _, tok := range tokens(text) {
 		tok = strings.ToLower(tok)
 		if isIdentifier(tok) {
 			add(tok)
 			continue
 		}
-		for _, r := range runRE.FindAllString(tok, -1) {
+		for _, r := range runs(tok) {
 			add(word(r))
 		}
 	}
@@ -100,15 +164,49 @@ func isIdentifier(tok string) bool {
 // word is the term of one lower-case run of letters or digits: "" for a
 // stopword, the English stem for ASCII letters, else the run itself.
 func word(r string) string {
-	if english.IsStopWord(r) {
-		return ""
-	}
 	for i := 0; i < len(r); i++ {
 		if c := r[i]; c < 'a' || c > 'z' {
+			if english.IsStopWord(r) {
+				return ""
+			}
 			return r
 		}
 	}
-	return english.Stem(r, false)
+	return stems.of(r)
+}
+
+// stemCache keeps the terms of the ASCII words seen lately: stemming a
+// word is most of a document's cost, and text repeats its words. It holds
+// at most maxStems words, and starts again empty when full.
+type stemCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxStems = 1 << 15
+
+var stems stemCache
+
+// of is the term of an ASCII lower-case word: "" for a stopword, else its
+// stem.
+func (c *stemCache) of(w string) string {
+	c.mu.Lock()
+	t, ok := c.m[w]
+	c.mu.Unlock()
+	if ok {
+		return t
+	}
+	if !english.IsStopWord(w) {
+		t = english.Stem(w, false)
+	}
+	w, t = strings.Clone(w), strings.Clone(t) // they may point into a large text
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxStems {
+		c.m = make(map[string]string, 1024)
+	}
+	c.m[w] = t
+	c.mu.Unlock()
+	return t
 }
 
 func keepWord(out []string, r string) []string { return keep(out, word(r)) }
