@@ -124,6 +124,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticFallback", testSemanticFallback},
 		{"SemanticModelChange", testSemanticModelChange},
 		{"SemanticErase", testSemanticErase},
+		{"HybridFeedback", testHybridFeedback},
+		{"HybridFeedbackEligibility", testHybridFeedbackEligibility},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
 		{"WitnessStates", testWitnessStates},
