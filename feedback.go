@@ -10,34 +10,46 @@ import (
 )
 
 // Pseudo-relevance feedback (RM3): a hybrid search takes the first
-// records of its lexical list as relevant, expands the query with the
-// words that weigh most in them, and adds the lexical list of the
-// expanded query to the fusion. A record that says what the best matches
-// say, in words the query does not use, is found that way. Settings,
-// measured on the LoCoMo development conversations (docs/benchmarks.md):
+// records of its lexical list as relevant, finds the words that weigh
+// most in them, and adds the lexical list of those words to the fusion
+// (the query's own words already made the lexical list: fusing the two
+// is RM3's interpolation of the original and the feedback query). A
+// record that says what the best matches say, in words the query does
+// not use, is found that way. Only rare words are taken, so the expanded
+// list reads at most feedbackWords × feedbackMaxMatches index matches
+// however large the store. Settings, measured on the LoCoMo development
+// conversations (docs/benchmarks.md):
 const (
 	// feedbackRecords is how many of the lexical list's first records
 	// lend words.
 	feedbackRecords = 3
-	// feedbackWords is how many words the query is expanded with.
+	// feedbackWords is how many words the query is expanded with, at
+	// most.
 	feedbackWords = 10
 	// feedbackPower weighs each feedback record by its score relative to
 	// the first one's, to this power: the best match lends the most.
 	feedbackPower = 4
-	// feedbackWeight is the expanded list's weight in the fusion (the
+	// feedbackWeight is the feedback list's weight in the fusion (the
 	// lexical list's is 1).
-	feedbackWeight = 1.5
+	feedbackWeight = 1
+	// feedbackMaxMatches leaves out of the feedbackWords weightiest
+	// words those that more records than this hold: a common word says
+	// little, and would make the expanded query read every record
+	// holding it.
+	feedbackMaxMatches = 30
 )
 
-// feedbackList is the lexical list of q expanded by feedback from first,
-// q's lexical list: nil when first is empty or lends no new word. The
+// feedbackList is the lexical list of the feedback words of first, q's
+// lexical list: nil when first is empty or lends no rare new word. The
 // words come only from records the caller may retrieve: the feedback
 // records are read with the caller's scope and q's filters, inside the
-// query (RankedRecords), and the expanded list is made by the same
-// candidate query as first, so eligibility holds in it as in first.
+// query (RankedRecords), and the feedback list is made by the same
+// candidate query as first, with q's filters, so eligibility holds in it
+// as in first.
 func (s *Service) feedbackList(ctx context.Context, vs VectorStore, sc Scope, q SearchQuery, first []Ranked) ([]Ranked, error) {
 	first = first[:min(len(first), feedbackRecords)]
-	if len(first) == 0 {
+	tc, ok := vs.(TermCounter)
+	if len(first) == 0 || !ok {
 		return nil, nil
 	}
 	ids := make([]string, len(first))
@@ -58,13 +70,41 @@ func (s *Service) feedbackList(ctx context.Context, vs VectorStore, sc Scope, q 
 			docs = append(docs, feedbackDoc{body: b, score: r.Score})
 		}
 	}
-	words := expansion(q.Text, docs, feedbackWords)
+	cands := expansion(q.Text, docs, feedbackWords)
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	terms := make([]string, len(cands))
+	for i, w := range cands {
+		terms[i] = w.Term
+	}
+	counts, err := tc.TermMatches(ctx, terms, feedbackMaxMatches+1)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]string, 0, feedbackWords)
+	for i, w := range cands {
+		if i < len(counts) && counts[i] <= feedbackMaxMatches {
+			words = append(words, w.Form)
+		}
+	}
 	if len(words) == 0 {
 		return nil, nil
 	}
 	eq := q
-	eq.Text = q.Text + " " + strings.Join(words, " ")
+	eq.Text = strings.Join(words, " ")
 	return vs.LexicalRanks(ctx, sc, eq)
+}
+
+// TermCounter is implemented by a store whose search index can count the
+// records holding a term cheaply; feedback needs it, to leave out common
+// words.
+type TermCounter interface {
+	// TermMatches is, for each lexical term (internal/lexical), how many
+	// records of the store (any tenant: a word's rarity, as BM25's
+	// inverse document frequency counts it) hold it in body or key,
+	// counting at most bound.
+	TermMatches(ctx context.Context, terms []string, bound int) ([]int, error)
 }
 
 // feedbackDoc is one feedback record: its body and its lexical score.
@@ -76,9 +116,9 @@ type feedbackDoc struct {
 // expansion is the n words, not terms of query, that weigh most in docs
 // (best first), as RM1 weighs them: a term's weight is the sum over the
 // records of its share of the record's terms times the record's weight
-// (its score relative to the first record's, to feedbackPower). Each word
-// is the form the term was first written in, which a query finds it by.
-func expansion(query string, docs []feedbackDoc, n int) []string {
+// (its score relative to the first record's, to feedbackPower). Each term
+// comes with the form it was first written in, which a query finds it by.
+func expansion(query string, docs []feedbackDoc, n int) []lexical.Word {
 	if len(docs) == 0 || n <= 0 {
 		return nil
 	}
@@ -119,9 +159,9 @@ func expansion(query string, docs []feedbackDoc, n int) []string {
 		}
 		return terms[i] < terms[j]
 	})
-	out := make([]string, 0, min(n, len(terms)))
+	out := make([]lexical.Word, 0, min(n, len(terms)))
 	for _, t := range terms[:min(n, len(terms))] {
-		out = append(out, form[t])
+		out = append(out, lexical.Word{Term: t, Form: form[t]})
 	}
 	return out
 }

@@ -132,7 +132,17 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			fused[i].Score = sem[i].Score // the similarity, not its rank
 		}
 	} else {
-		fused = fuse(q.Limit, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight}, rankedList{expanded, "lexical", feedbackWeight})
+		all := fuse(3*hybridCandidates, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight}, rankedList{expanded, "lexical", feedbackWeight})
+		if len(expanded) > 0 {
+			// The best direct match stays first: feedback adds what the
+			// first matches imply, below them.
+			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
+			all = first(all, best[0].ID)
+		}
+		if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
+			return nil, err
+		}
+		fused = all[:min(len(all), q.Limit)]
 	}
 	if res.Items, err = s.readRanked(ctx, vs, scope, q, fused); err != nil {
 		return nil, err
@@ -238,4 +248,17 @@ func fuse(limit int, lists ...rankedList) []Scored {
 		out = append(out, a.hit)
 	}
 	return out
+}
+
+// first moves the item of id to the front of items, the others keeping
+// their order.
+func first(items []Scored, id string) []Scored {
+	for i, h := range items {
+		if h.ID == id {
+			copy(items[1:i+1], items[:i])
+			items[0] = h
+			break
+		}
+	}
+	return items
 }

@@ -126,6 +126,8 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticErase", testSemanticErase},
 		{"HybridFeedback", testHybridFeedback},
 		{"HybridFeedbackEligibility", testHybridFeedbackEligibility},
+		{"HybridContext", testHybridContext},
+		{"HybridContextEligibility", testHybridContextEligibility},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
 		{"WitnessStates", testWitnessStates},
