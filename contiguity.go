@@ -9,8 +9,9 @@ import (
 // it. When a hybrid search's best matches are episodes (a conversation's
 // turns, say), the episode written next after each in its namespace by
 // its owner joins the ranking with a share of its predecessor's score:
-// a reply that answers a matching turn without repeating its words ("for
-// walking or running?" after a turn about new shoes) is found with it.
+// a reply that answers a matching turn without repeating its words
+// ("which colour did you pick?" after "the parcel arrived") is found
+// with it.
 // This is the contiguity effect of episodic memory, and what retrieval
 // over chunked documents does when it returns a match's neighbouring
 // chunk. Facts, preferences and other classes have no such order, and
