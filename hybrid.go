@@ -44,9 +44,8 @@ type SearchResult struct {
 // Fusion settings, measured on the LoCoMo development conversations
 // (docs/benchmarks.md): each list contributes weight/(rrfK + rank) to a
 // record's score (weighted reciprocal rank fusion: the lexical list 1,
-// the semantic list semanticWeight, the lexical list of the query
-// expanded by feedback feedbackWeight), over the first hybridCandidates
-// of each list.
+// the semantic list semanticWeight, the lexical list of the feedback
+// words feedbackWeight), over the first hybridCandidates of each list.
 const (
 	rrfK             = 10
 	semanticWeight   = 0.5
@@ -62,8 +61,10 @@ const (
 // Eligibility is inside each list's query (rule 4): the semantic list
 // ranks only records eligible for the subject, so a nearer ineligible
 // record neither shows nor pushes an eligible one out. A hybrid search
-// also expands its query by the words of its first lexical matches
-// (feedback.go), taken only from records the subject may retrieve.
+// also fuses the lexical list of the rare words of its first lexical
+// matches (feedback.go), taken only from records the subject may
+// retrieve, and recalls an episode with the eligible one written after it
+// (contiguity.go).
 func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (*SearchResult, error) {
 	mode, err := ParseSearchMode(string(in.Mode))
 	if err != nil {
@@ -218,8 +219,8 @@ type rankedList struct {
 // fuse merges ranked lists by weighted reciprocal rank fusion: a record's
 // score is the sum over the lists that found it of weight/(rrfK + its
 // rank there); ties keep the order of the first list. Lists of the same
-// name (the lexical list and its feedback expansion) are named once. The items carry
-// only their ids until readRanked reads them.
+// name (the lexical list and the feedback words' list) are named once.
+// The items carry only their ids until readRanked reads them.
 func fuse(limit int, lists ...rankedList) []Scored {
 	type acc struct {
 		hit   Scored
