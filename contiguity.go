@@ -6,16 +6,15 @@ import (
 )
 
 // Temporal contiguity: an episode is recalled with the one that followed
-// it. When a hybrid search's best matches are episodes (a conversation's
-// turns, say), the episode written next after each in its namespace by
-// its owner joins the ranking with a share of its predecessor's score:
-// a reply that answers a matching turn without repeating its words
-// ("which colour did you pick?" after "the parcel arrived") is found
-// with it.
-// This is the contiguity effect of episodic memory, and what retrieval
-// over chunked documents does when it returns a match's neighbouring
-// chunk. Facts, preferences and other classes have no such order, and
-// are left as they are. Settings, measured on the LoCoMo development
+// it. When a hybrid search's best matches are the subject's own episodes
+// (a conversation's turns, say), the episode written next after each in
+// its namespace joins the ranking with a share of its predecessor's
+// score: a reply that answers a matching turn without repeating its
+// words ("which colour did you pick?" after "the parcel arrived") is
+// found with it. This is the contiguity effect of episodic memory, and
+// what retrieval over chunked documents does when it returns a match's
+// neighbouring chunk. Facts, preferences and other classes have no such
+// order, and are left as they are. Settings, measured on the LoCoMo development
 // conversations (docs/benchmarks.md):
 const (
 	// contextDepth is how many of the fused list's first items lend
@@ -29,10 +28,13 @@ const (
 // Follower is implemented by a store that can find the episode written
 // next after each of a set of records.
 type Follower interface {
-	// Following maps each of ids that is an episode to the first
-	// episode after it (in id order, which is write order) of the same
-	// tenant, owner and namespace that is eligible for s and passes q's
-	// filters, inside the query; an id with none is left out.
+	// Following maps each of ids that is an episode of s's subject (an
+	// episode it owns) to the first episode after it (in id order, which
+	// is write order) of the same tenant, owner and namespace that is
+	// eligible for s and passes q's filters, inside the query; an id with
+	// none is left out. (From the subject's own episodes only: the walk
+	// then passes few ineligible ones, where another owner's later
+	// episodes might all be private to it.)
 	Following(ctx context.Context, s Scope, q SearchQuery, ids []string) (map[string]string, error)
 }
 

@@ -7,7 +7,7 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
-// Following maps each of ids that is an episode of sc's tenant to the
+// Following maps each of ids that is an episode of sc's subject to the
 // first episode after it (by id: write order) of the same owner and
 // namespace that is eligible for sc and passes q's filters, inside the
 // query (custody.Follower). One statement: a lateral subquery per id walks
@@ -19,7 +19,7 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 	var a args
 	query := `SELECT x.id, n.id FROM records x CROSS JOIN LATERAL (SELECT r.id FROM records r
  WHERE r.tenant = x.tenant AND r.owner = x.owner AND r.id > x.id AND r.namespace = x.namespace AND r.class = 'episode' AND ` + searchFilter(&a, sc, q) + `
- ORDER BY r.id LIMIT 1) n WHERE x.id = ANY(` + a.add(ids) + `::text[]) AND x.class = 'episode'`
+ ORDER BY r.id LIMIT 1) n WHERE x.id = ANY(` + a.add(ids) + `::text[]) AND x.class = 'episode' AND x.owner = ` + a.add(sc.Subject)
 	rows, err := s.pool.Query(ctx, query, a...)
 	if err != nil {
 		return nil, classify(err)

@@ -8,7 +8,7 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
-// Following maps each of ids that is an episode of sc's tenant to the
+// Following maps each of ids that is an episode of sc's subject to the
 // first episode after it (by id: write order) of the same owner and
 // namespace that is eligible for sc and passes q's filters, inside the
 // query (custody.Follower). One statement: a subquery per id walks the
@@ -20,11 +20,11 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 	filter, args := searchFilter(sc, q)
 	query := `SELECT x.id, (SELECT r.id FROM records r WHERE r.tenant = x.tenant AND r.owner = x.owner AND r.id > x.id
  AND r.namespace = x.namespace AND r.class = 'episode' AND ` + filter + ` ORDER BY r.id LIMIT 1)
- FROM records x WHERE x.id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `) AND x.class = 'episode'`
+ FROM records x WHERE x.id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `) AND x.class = 'episode' AND x.owner = ?`
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := s.reader().QueryContext(ctx, query, args...)
+	rows, err := s.reader().QueryContext(ctx, query, append(args, sc.Subject)...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
