@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -43,8 +44,8 @@ type SearchResult struct {
 // Fusion settings, measured on the LoCoMo development conversations
 // (docs/benchmarks.md): each list contributes weight/(rrfK + rank) to a
 // record's score (weighted reciprocal rank fusion: the lexical list 1,
-// the semantic list semanticWeight), over the first hybridCandidates of
-// each list.
+// the semantic list semanticWeight, the lexical list of the feedback
+// words feedbackWeight), over the first hybridCandidates of each list.
 const (
 	rrfK             = 10
 	semanticWeight   = 0.5
@@ -59,7 +60,11 @@ const (
 // it fails on the query, the search is lexical and Fallback says why.
 // Eligibility is inside each list's query (rule 4): the semantic list
 // ranks only records eligible for the subject, so a nearer ineligible
-// record neither shows nor pushes an eligible one out.
+// record neither shows nor pushes an eligible one out. A hybrid search
+// also fuses the lexical list of the rare words of its first lexical
+// matches (feedback.go), taken only from records the subject may
+// retrieve, and recalls an episode with the eligible one written after it
+// (contiguity.go).
 func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (*SearchResult, error) {
 	mode, err := ParseSearchMode(string(in.Mode))
 	if err != nil {
@@ -102,13 +107,19 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	// of the fused list, cut to its limit, are read.
 	// In hybrid mode the two lists are made at once, on two of the
 	// store's read connections.
-	var lex, sem []Ranked
+	// The lexical list's feedback (feedback.go) follows it on the same
+	// connection while the semantic list is made.
+	var lex, sem, expanded []Ranked
 	var lexErr error
 	lq, sq := q, q
 	var wg sync.WaitGroup
 	if res.Mode == ModeHybrid {
 		lq.Limit, sq.Limit = hybridCandidates, hybridCandidates
-		wg.Go(func() { lex, lexErr = vs.LexicalRanks(ctx, scope, lq) })
+		wg.Go(func() {
+			if lex, lexErr = vs.LexicalRanks(ctx, scope, lq); lexErr == nil {
+				expanded, lexErr = s.feedbackList(ctx, vs, scope, lq, lex)
+			}
+		})
 	}
 	sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms)
 	wg.Wait()
@@ -122,7 +133,17 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			fused[i].Score = sem[i].Score // the similarity, not its rank
 		}
 	} else {
-		fused = fuse(q.Limit, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
+		all := fuse(3*hybridCandidates, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight}, rankedList{expanded, "lexical", feedbackWeight})
+		if len(expanded) > 0 {
+			// The best direct match stays first: feedback adds what the
+			// first matches imply, below them.
+			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
+			all = first(all, best[0].ID)
+		}
+		if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
+			return nil, err
+		}
+		fused = all[:min(len(all), q.Limit)]
 	}
 	if res.Items, err = s.readRanked(ctx, vs, scope, q, fused); err != nil {
 		return nil, err
@@ -197,8 +218,9 @@ type rankedList struct {
 
 // fuse merges ranked lists by weighted reciprocal rank fusion: a record's
 // score is the sum over the lists that found it of weight/(rrfK + its
-// rank there); ties keep the order of the first list. The items carry
-// only their ids until readRanked reads them.
+// rank there); ties keep the order of the first list. Lists of the same
+// name (the lexical list and the feedback words' list) are named once.
+// The items carry only their ids until readRanked reads them.
 func fuse(limit int, lists ...rankedList) []Scored {
 	type acc struct {
 		hit   Scored
@@ -215,7 +237,9 @@ func fuse(limit int, lists ...rankedList) []Scored {
 				order = append(order, a)
 			}
 			a.score += l.weight / float64(rrfK+rank+1)
-			a.hit.Lists = append(a.hit.Lists, l.name)
+			if !slices.Contains(a.hit.Lists, l.name) {
+				a.hit.Lists = append(a.hit.Lists, l.name)
+			}
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
@@ -225,4 +249,17 @@ func fuse(limit int, lists ...rankedList) []Scored {
 		out = append(out, a.hit)
 	}
 	return out
+}
+
+// first moves the item of id to the front of items, the others keeping
+// their order.
+func first(items []Scored, id string) []Scored {
+	for i, h := range items {
+		if h.ID == id {
+			copy(items[1:i+1], items[:i])
+			items[0] = h
+			break
+		}
+	}
+	return items
 }

@@ -81,8 +81,9 @@ type Memory struct {
 	LogIndex  uint64            `json:"log_index"`
 	Score     float64           `json:"score,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"the labels the writer kept with the memory: what the writer said, not provenance"`
-	// Lists names the search lists that found the memory (lexical, semantic).
-	Lists []string `json:"lists,omitempty" jsonschema:"which search lists found the memory: lexical, semantic or both"`
+	// Lists names the search lists that found the memory (lexical,
+	// semantic, context).
+	Lists []string `json:"lists,omitempty" jsonschema:"which search lists found the memory: lexical, semantic or both; context for an episode found as the one after a match"`
 }
 
 // SearchOutput is memory_search's structured result.

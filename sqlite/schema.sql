@@ -76,6 +76,10 @@ CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
 -- owner-only record, leaves the index alone (a page fewer per write).
 CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);
 CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id) WHERE audience != 'owner';
+-- A hybrid search recalls an episode with the one written next after it
+-- by its owner in its namespace (Following, custody's contiguity.go):
+-- episodes only (schema 20), so no other write touches it.
+CREATE INDEX IF NOT EXISTS records_episodes ON records (tenant, owner, namespace, id) WHERE class = 'episode';
 
 -- head is 1 on the newest admitted version of a key (keyless records: 0),
 -- so retrieval reads one column of the row instead of probing the key's

@@ -217,3 +217,33 @@ func keep(out []string, t string) []string {
 	}
 	return append(out, t)
 }
+
+// Word is one query term of a text and the lower-cased form it was
+// written in, which a query can carry to look for that term again
+// (Query(Form, 1) is Term).
+type Word struct {
+	Term, Form string
+}
+
+// Words returns the query terms of text with their forms, in order and
+// with repeats (a term counts as often as it is written): the words a
+// query would look for, identifiers whole.
+func Words(text string) []Word {
+	var out []Word
+	add := func(t, form string) {
+		if t != "" && len(t) <= MaxTermBytes {
+			out = append(out, Word{t, form})
+		}
+	}
+	for _, tok := range tokenRE.FindAllString(text, -1) {
+		tok = strings.ToLower(tok)
+		if isIdentifier(tok) {
+			add(tok, tok)
+			continue
+		}
+		for _, r := range runRE.FindAllString(tok, -1) {
+			add(word(r), r)
+		}
+	}
+	return out
+}

@@ -42,3 +42,18 @@ func TestQueryBounds(t *testing.T) {
 		t.Errorf("a term over MaxTermBytes is kept: %q", got)
 	}
 }
+
+// Words are the query terms of a text with repeats, each with a form that
+// a query finds it by again.
+func TestWords(t *testing.T) {
+	got := Words("Replies: the reply to ACCT-7777, a follow-up")
+	want := []Word{{"repli", "replies"}, {"repli", "reply"}, {"acct-7777", "acct-7777"}, {"follow", "follow"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Words = %q, want %q", got, want)
+	}
+	for _, w := range got {
+		if q := Query(w.Form, 1); !slices.Equal(q, []string{w.Term}) {
+			t.Errorf("Query(%q) = %q, want [%s]", w.Form, q, w.Term)
+		}
+	}
+}
