@@ -41,9 +41,9 @@ import (
 // every change to a principal (auth_cache.go); an older database gains it
 // at 0.
 // Version 17 adds witness_cosignatures (empty in an older database).
-// Version 20 adds records_episodes (schema.sql builds it in an older
+// Version 18 adds records_episodes (schema.sql builds it in an older
 // database).
-const schemaVersion = 20
+const schemaVersion = 18
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -78,7 +78,7 @@ CREATE INDEX IF NOT EXISTS records_owner_id ON records (tenant, owner, id);
 CREATE INDEX IF NOT EXISTS records_aud_id   ON records (tenant, audience, id) WHERE audience != 'owner';
 -- A hybrid search recalls an episode with the one written next after it
 -- by its owner in its namespace (Following, custody's contiguity.go):
--- episodes only (schema 20), so no other write touches it.
+-- episodes only (schema 18), so no other write touches it.
 CREATE INDEX IF NOT EXISTS records_episodes ON records (tenant, owner, namespace, id) WHERE class = 'episode';
 
 -- head is 1 on the newest admitted version of a key (keyless records: 0),

@@ -235,13 +235,13 @@ func Words(text string) []Word {
 			out = append(out, Word{t, form})
 		}
 	}
-	for _, tok := range tokenRE.FindAllString(text, -1) {
+	for _, tok := range tokens(text) {
 		tok = strings.ToLower(tok)
 		if isIdentifier(tok) {
 			add(tok, tok)
 			continue
 		}
-		for _, r := range runRE.FindAllString(tok, -1) {
+		for _, r := range runs(tok) {
 			add(word(r), r)
 		}
 	}
