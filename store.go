@@ -217,7 +217,8 @@ type Scored struct {
 	*Record
 	Score float64 `json:"score"`
 	// Lists names the candidate lists that found the record: "lexical",
-	// "semantic" or both (hybrid.go).
+	// "semantic" or both (hybrid.go), or "context" for an episode found as
+	// the one written after a match (contiguity.go).
 	Lists []string `json:"lists,omitempty"`
 }
 

@@ -63,7 +63,8 @@ type SearchRequest struct {
 
 // SearchResponse is the answer of POST /v1/search, best first. Search is
 // not paginated: next_cursor is always empty. Each item says which lists
-// (lexical, semantic) found it; fallback says why a semantic or hybrid
+// (lexical, semantic; context for an episode found as the one after a
+// match) found it; fallback says why a semantic or hybrid
 // search was answered lexically.
 type SearchResponse struct {
 	Items      []custody.Scored `json:"items"`
