@@ -42,26 +42,6 @@ func (t *txn) exec(ctx context.Context, q string, args ...any) error {
 	return classify(err)
 }
 
-// laterExec is a transaction that can hold statements back (batchTx).
-type laterExec interface {
-	execLater(sql string, args ...any)
-}
-
-// execLater runs q, or queues it when the transaction can hold it back
-// to send with its next statement: only for a statement whose result is
-// no more than an error, which then fails the write at its next statement
-// or its end, and which nothing in the write inspects.
-func (t *txn) execLater(ctx context.Context, q string, args ...any) error {
-	if t.ro {
-		return errReadOnly
-	}
-	if l, ok := t.tx.(laterExec); ok {
-		l.execLater(q, args...)
-		return nil
-	}
-	return t.exec(ctx, q, args...)
-}
-
 func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, error) {
 	if !storable(tenant, id) {
 		return nil, custody.ErrNotFound
