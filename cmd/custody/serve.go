@@ -77,6 +77,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sf.embedder, err = ef.embedder(); err != nil {
 		return err
 	}
+	sf.namedInBanner = true
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
 		return err

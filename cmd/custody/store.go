@@ -29,6 +29,9 @@ type storeFlags struct {
 	// readRetention is serve's --read-retention (zero elsewhere: the default).
 	readRetention time.Duration
 	embedder      embed.Embedder // semantic search (embedflags.go)
+	// namedInBanner: the command's banner names the log (serve), so the
+	// store's opening does not also say its new name.
+	namedInBanner bool
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -129,7 +132,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 		st.Close()
 		return nil, nil, err
 	}
-	if name.Recorded && stderr != nil {
+	if name.Recorded && stderr != nil && !f.namedInBanner {
 		fmt.Fprintf(stderr, "custody: the store's log name is %s (tenant T's log has the origin %s/T)\n", name.Name, name.Name)
 	}
 	opts.LogOrigin = name.Name

@@ -66,6 +66,9 @@ func TestServeLogName(t *testing.T) {
 	if !strings.HasPrefix(name, "custody.local/i-") || !strings.Contains(banner, "  "+name+"/acme+") {
 		t.Fatalf("serve of a new store printed the log name %q and banner:\n%s\nwant a unique name and acme's key under it", name, banner)
 	}
+	if n := strings.Count(banner, "the store's log name is"); n != 0 {
+		t.Fatalf("serve's banner names the new log twice (its own block and the store's opening):\n%s", banner)
+	}
 	if again, _, err := run(t, "", runLog, "key", "--tenant", "acme", "--db", made); err != nil || !strings.HasPrefix(again, name+"/acme+") {
 		t.Fatalf("the store's log name afterwards: %q, %v; want %s kept", again, err, name)
 	}
