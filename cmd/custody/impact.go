@@ -35,18 +35,11 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(rest) != 1 {
 		return usageError{"give exactly one memory ID"}
 	}
-	offline, urlSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "db", "postgres":
-			offline = true
-		case "url":
-			urlSet = true
-		}
-	})
+	offline, err := storeOrServer(fs)
+	if err != nil {
+		return err
+	}
 	switch {
-	case offline && urlSet:
-		return usageError{"give --url (a running server) or --db/--postgres (the store itself), not both"}
 	case offline && tenant == "":
 		return usageError{"with --db or --postgres, --tenant names the tenant of the memory"}
 	case !offline && tenant != "":

@@ -61,18 +61,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *skip < 0 {
 		return usageError{"--skip must not be negative"}
 	}
-	offline, urlSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "db", "postgres":
-			offline = true
-		case "url":
-			urlSet = true
-		}
-	})
+	offline, err := storeOrServer(fs)
+	if err != nil {
+		return err
+	}
 	switch {
-	case offline && urlSet:
-		return usageError{"give --url (a running server) or --db/--postgres (the store itself), not both"}
 	case offline && (*tenant == "" || *principal == ""):
 		return usageError{"with --db or --postgres, --tenant and --principal name who writes"}
 	case !offline && (*tenant != "" || *principal != ""):

@@ -122,18 +122,11 @@ func runPrincipalAdmin(ctx context.Context, sub string, args []string, stdout, s
 	case sub != "list" && len(rest) != 1:
 		return usageError{fmt.Sprintf("principal %s needs exactly one principal name", sub)}
 	}
-	offline, urlSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "db", "postgres":
-			offline = true
-		case "url":
-			urlSet = true
-		}
-	})
+	offline, err := storeOrServer(fs)
+	if err != nil {
+		return err
+	}
 	switch {
-	case offline && urlSet:
-		return usageError{"give --url (a running server) or --db/--postgres (the store itself), not both"}
 	case offline && tenant == "":
 		return usageError{"with --db or --postgres, --tenant names the tenant"}
 	case !offline && tenant != "":

@@ -147,3 +147,22 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	}
 	return svc, st, nil
 }
+
+// storeOrServer reports whether fs, parsed, names the store itself
+// (--db or --postgres) rather than a running server (--url), and refuses
+// both at once.
+func storeOrServer(fs *flag.FlagSet) (offline bool, err error) {
+	urlSet := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "db", "postgres":
+			offline = true
+		case "url":
+			urlSet = true
+		}
+	})
+	if offline && urlSet {
+		return false, usageError{"give --url (a running server) or --db/--postgres (the store itself), not both"}
+	}
+	return offline, nil
+}
