@@ -34,3 +34,30 @@ func TestMetricsWALBytes(t *testing.T) {
 	}
 	t.Fatal("the WAL file's size moved around every one of 100 scrapes")
 }
+
+// /metrics reports the in-memory copy of the search index: the records it
+// holds, its size, and the searches it ranked.
+func TestMetricsSearchMemory(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.store.PrepareSearch()
+	e.store.AwaitSearchIndex()
+	alice := e.principal("acme", "alice", []string{"user"})
+	want(t, e.do(alice, "POST", "/v1/memories", MemoryRequest{Namespace: "n", Class: "fact", Body: "the plumber's invoice", Channel: "user"}), 201, "")
+	want(t, e.do(alice, "POST", "/v1/search", SearchRequest{Query: "plumber"}), 200, "")
+	m := e.do("", "GET", "/metrics", nil)
+	want(t, m, 200, "")
+	for metric, ok := range map[string]func(float64) bool{
+		`custody_sqlite_search_memory_records`:              func(v float64) bool { return v == 1 },
+		`custody_sqlite_search_memory_bytes`:                func(v float64) bool { return v > 0 },
+		`custody_sqlite_searches_ranked_total{by="memory"}`: func(v float64) bool { return v == 1 },
+		`custody_sqlite_searches_ranked_total{by="fts5"}`:   func(v float64) bool { return v == 0 },
+	} {
+		match := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + ` (\S+)$`).FindStringSubmatch(m.String())
+		if match == nil {
+			t.Fatalf("metrics lack %s:\n%s", metric, m)
+		}
+		if v, err := strconv.ParseFloat(match[1], 64); err != nil || !ok(v) {
+			t.Errorf("%s = %s", metric, match[1])
+		}
+	}
+}

@@ -29,7 +29,13 @@ const SchemaVersion = schemaVersion
 // OpenUntidied opens a store whose writer does not tidy while the test
 // runs, so that what it leaves pending stays pending.
 func OpenUntidied(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, time.Hour)
+	return open(ctx, path, time.Hour, Options{})
+}
+
+// OpenUntidiedFTS is OpenUntidied with no copy of the search index in
+// memory: FTS5 ranks every search.
+func OpenUntidiedFTS(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, time.Hour, Options{SearchMemory: -1})
 }
 
 // CommitBatch runs fns as one batch of the writer, each in its savepoint

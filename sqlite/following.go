@@ -53,8 +53,12 @@ func (s *Store) TermMatches(ctx context.Context, terms []string, bound int) ([]i
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	if err := s.indexPending(ctx); err != nil {
+	gen, err := s.indexPending(ctx)
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if out, ok := s.termMatchesCopy(terms, bound, gen); ok {
+		return out, nil
 	}
 	cols := make([]string, 0, len(terms))
 	args := make([]any, 0, 2*len(terms))

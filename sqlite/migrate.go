@@ -43,7 +43,10 @@ import (
 // Version 17 adds witness_cosignatures (empty in an older database).
 // Version 18 adds records_episodes (schema.sql builds it in an older
 // database).
-const schemaVersion = 18
+// Version 19 adds search_generation (schema.sql creates it at 0 in an
+// older database); an older custody, which would change the search index
+// without counting, refuses a version 19 one.
+const schemaVersion = 19
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/lexical"
 )
 
 // A write adds its record to neither FTS5 index (search, records_fts, and
@@ -38,8 +41,9 @@ func (t *txn) addPending(ctx context.Context, rid int64, r *custody.Record) erro
 	return nil
 }
 
-// unindex removes a record from both indexes, wherever it is.
-func (t *txn) unindex(ctx context.Context, rid int64) error {
+// unindex removes a record from both indexes, wherever it is; body and
+// key are the text it was indexed with.
+func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
 	res, err := t.ExecContext(ctx, `DELETE FROM index_pending WHERE rid = ?`, rid)
 	if err != nil {
 		return err
@@ -50,20 +54,41 @@ func (t *txn) unindex(ctx context.Context, rid int64) error {
 	if err := t.exec(ctx, `DELETE FROM records_fts WHERE rowid = ?`, rid); err != nil {
 		return err
 	}
+	t.changedIndex(indexOp{rid: rid, body: lexical.Document(body), key: lexical.Document(key), remove: true})
 	return t.exec(ctx, `DELETE FROM records_tri WHERE rowid = ?`, rid)
 }
 
 // flushPending moves every pending record into both indexes, one FTS5
-// segment each for all of them, and reports whether there were any.
+// segment each for all of them, and reports whether there were any. The
+// search terms are found here, in Go, rather than by custody_terms in the
+// insert, so that the store's copy of the index (search_index.go) gets
+// the same terms without computing them again.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
-	res, err := t.ExecContext(ctx, `INSERT INTO records_fts (rowid, body, key)
- SELECT r.rid, custody_terms(r.body), custody_terms(r.key) FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
+	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil || n == 0 {
+	var ops []indexOp
+	for rows.Next() {
+		var op indexOp
+		var body, key string
+		if err := rows.Scan(&op.rid, &body, &key); err != nil {
+			rows.Close()
+			return false, err
+		}
+		op.body, op.key = lexical.Document(body), lexical.Document(key)
+		ops = append(ops, op)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ops) == 0 {
 		return false, err
+	}
+	for _, op := range ops {
+		if err := t.exec(ctx, `INSERT INTO records_fts (rowid, body, key) VALUES (?,?,?)`,
+			op.rid, strings.Join(op.body, " "), strings.Join(op.key, " ")); err != nil {
+			return false, err
+		}
+		t.changedIndex(op)
 	}
 	if err := t.exec(ctx, `INSERT INTO records_tri (rowid, norm) SELECT rid, norm FROM index_pending ORDER BY rid`); err != nil {
 		return false, err
@@ -77,15 +102,40 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// indexPending moves the pending records into the indexes, if any are
-// waiting, through the writer.
-func (s *Store) indexPending(ctx context.Context) error {
-	var waiting bool
-	if err := s.reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_pending)`).Scan(&waiting); err != nil || !waiting {
-		return err
+// changedIndex notes a change to records_fts for the store's copy of it.
+// After the whole index is deleted in this transaction (a reset), the copy
+// is built again from scratch, so the records added after it are not kept.
+func (t *txn) changedIndex(op indexOp) {
+	if t.reset {
+		return
 	}
-	return s.Update(ctx, func(tx custody.Tx) error {
+	t.reset = op.reset
+	t.ops = append(t.ops, op)
+}
+
+// undoIndexChanges forgets the changes after the first n, which a
+// savepoint rolled back.
+func (t *txn) undoIndexChanges(n int) {
+	t.ops = t.ops[:n]
+	t.reset = slices.ContainsFunc(t.ops, func(op indexOp) bool { return op.reset })
+}
+
+// indexPending moves the pending records into the indexes, if any are
+// waiting, through the writer, and returns the generation of the search
+// index then (search_index.go).
+func (s *Store) indexPending(ctx context.Context) (int64, error) {
+	var waiting bool
+	var gen int64
+	if err := s.reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_pending), (SELECT gen FROM search_generation)`).Scan(&waiting, &gen); err != nil || !waiting {
+		return gen, err
+	}
+	err := s.Update(ctx, func(tx custody.Tx) error {
 		_, err := tx.(*txn).flushPending(ctx)
 		return err
 	})
+	if err != nil {
+		return 0, err
+	}
+	err = s.reader().QueryRowContext(ctx, `SELECT gen FROM search_generation`).Scan(&gen)
+	return gen, err
 }

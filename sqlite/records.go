@@ -214,14 +214,20 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
 
-// Search ranks eligible records by bm25 over body and key.
+// Search ranks eligible records by bm25 over body and key: with the copy
+// of the index in memory when it is ready (search_memory.go), with FTS5
+// until then.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
 	match := ftsQuery(q.Text)
 	if match == "" {
 		return nil, nil
 	}
-	if err := s.indexPending(ctx); err != nil {
+	gen, err := s.indexPending(ctx)
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if out, ok, err := s.searchCopy(ctx, sc, q, gen); ok {
+		return out, err
 	}
 	filter, fargs := searchFilter(sc, q)
 	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5) AS score

@@ -41,6 +41,7 @@ func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) er
 			return err
 		}
 	}
+	t.changedIndex(indexOp{reset: true})
 	var total uint64
 	if err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM records`).Scan(&total); err != nil {
 		return err

@@ -144,6 +144,17 @@ CREATE TABLE IF NOT EXISTS index_pending (
 INSERT INTO records_fts (records_fts, rank) VALUES ('usermerge', 2);
 INSERT INTO records_tri (records_tri, rank) VALUES ('usermerge', 2);
 
+-- search_generation counts the commits that changed records_fts (schema
+-- 19). The store ranks searches with a copy of the index in memory
+-- (search_index.go) that knows which generation it holds: a search that
+-- finds another generation here, one another connection committed, ranks
+-- with FTS5 until the copy is built again.
+CREATE TABLE IF NOT EXISTS search_generation (
+  id  INTEGER PRIMARY KEY CHECK (id = 1),
+  gen INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO search_generation (id, gen) VALUES (1, 0);
+
 -- child_rid is the child's row in records, so a cascade's walk reads each
 -- descendant by rowid instead of through the id index (schema 4; a third
 -- of the walk). It is set with the edge, in the child's own transaction.

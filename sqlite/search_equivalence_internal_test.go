@@ -113,6 +113,22 @@ func TestSearchRankingEquivalence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both rankings: the copy in memory (search_index.go), then FTS5's.
+	buildCopyNow(t, s)
+	checkRankingEquivalence(t, s, now)
+	if n := s.search.byFTS.Load(); n != 0 || s.search.byCopy.Load() == 0 {
+		t.Fatalf("%d searches ranked by FTS5, %d by the copy: want all by the copy", n, s.search.byCopy.Load())
+	}
+	s.search.mu.Lock()
+	s.search.limit = 0 // no copy: FTS5 ranks
+	s.search.mu.Unlock()
+	checkRankingEquivalence(t, s, now)
+	if s.search.byFTS.Load() == 0 {
+		t.Fatal("no search ranked by FTS5 with the copy off")
+	}
+}
+
+func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 	scopes := []custody.Scope{
 		{Tenant: "acme", Subject: "alice", Groups: []string{"fin"}, Now: now},
 		{Tenant: "acme", Subject: "alice", Now: now},

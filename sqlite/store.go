@@ -51,17 +51,32 @@ type Store struct {
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
 	closed    <-chan struct{} // closed by Close
+	bg        context.Context // the background goroutines', cancelled by Close
+	search    searchIndex     // the copy of the search index in memory (search_index.go)
 }
 
 var _ custody.Store = (*Store)(nil)
 
-// Open opens (creating if needed) the database at path.
-func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, tidyAfter)
+// Options tune a store; the zero value is what Open gives.
+type Options struct {
+	// SearchMemory bounds the memory that the copy of the search index
+	// in memory may hold (search_index.go): 0 is DefaultSearchMemory; a
+	// negative bound keeps no copy, and FTS5 ranks every search.
+	SearchMemory int64
 }
 
-// open is Open with the writer's idle time before tidying.
-func open(ctx context.Context, path string, idle time.Duration) (*Store, error) {
+// Open opens (creating if needed) the database at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, tidyAfter, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	return open(ctx, path, tidyAfter, o)
+}
+
+// open is OpenWith with the writer's idle time before tidying.
+func open(ctx context.Context, path string, idle time.Duration, o Options) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if _, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("opening store %s: directory %s: %w", path, dir, err)
@@ -134,6 +149,11 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
 	st.closed = bg.Done()
+	st.bg = bg
+	st.search.limit = o.SearchMemory
+	if o.SearchMemory == 0 {
+		st.search.limit = DefaultSearchMemory
+	}
 	st.wg.Add(2)
 	go func() { defer st.wg.Done(); st.writer(bg) }()
 	go func() { defer st.wg.Done(); st.checkpointer(bg) }()
@@ -142,6 +162,9 @@ func open(ctx context.Context, path string, idle time.Duration) (*Store, error) 
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.search.mu.Lock()
+	s.search.closed = true // no build starts after this
+	s.search.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.pv.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())

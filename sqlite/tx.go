@@ -23,6 +23,10 @@ type txn struct {
 	// outside the writer.
 	pending *int
 	local   map[string]*sql.Stmt // statements prepared in or bound to this transaction
+	// ops are the changes this transaction made to records_fts, for the
+	// store's copy of it once committed (search_index.go).
+	ops   []indexOp
+	reset bool // one of ops is a reset
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
@@ -182,8 +186,8 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	var rid int64
 	var wasErased bool
-	var oldParents string
-	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents); err != nil {
+	var oldParents, oldBody, key string
+	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents, body, key FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents, &oldBody, &key); err != nil {
 		return notFound(err)
 	}
 	parents := jsonText(r.Parents)
@@ -195,7 +199,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return err
 	}
 	if r.Erased && !wasErased {
-		if err := t.unindex(ctx, rid); err != nil {
+		if err := t.unindex(ctx, rid, oldBody, key); err != nil {
 			return err
 		}
 	}

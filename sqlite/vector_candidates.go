@@ -19,7 +19,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	if q.Limit <= 0 || len(terms) == 0 || fts == "" || candidates <= 0 {
 		return nil, nil
 	}
-	if err := s.indexPending(ctx); err != nil {
+	if _, err := s.indexPending(ctx); err != nil {
 		return nil, unavailable(err)
 	}
 	var corpus int64
@@ -57,8 +57,12 @@ func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.Se
 	if match == "" || q.Limit <= 0 {
 		return nil, nil
 	}
-	if err := s.indexPending(ctx); err != nil {
+	gen, err := s.indexPending(ctx)
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if out, ok, err := s.lexicalRanksCopy(ctx, sc, q, gen); ok {
+		return out, err
 	}
 	filter, args := searchFilter(sc, q)
 	rows, err := s.reader().QueryContext(ctx, `SELECT r.id, bm25(records_fts, 1.0, 0.5) AS score

@@ -128,6 +128,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			errs[i] = err
 			continue
 		}
+		mark := len(t.ops)
 		if !alone {
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 				tx.Rollback()
@@ -149,6 +150,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 				finish(nil)
 				return
 			}
+			t.undoIndexChanges(mark)
 		}
 		if !alone {
 			if err := t.exec(ctx, "RELEASE w"); err != nil {
@@ -165,7 +167,20 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	changed, err := t.countIndexChanges(ctx)
+	if err != nil {
+		s.abort(tx, errs, fmt.Errorf("counting a change to the search index: %w", err))
+		finish(nil)
+		return
+	}
+	if changed.gen != 0 {
+		s.search.willApply()
+	}
+	err = tx.Commit()
+	if changed.gen != 0 {
+		s.search.apply(changed, err == nil)
+	}
+	if err != nil {
 		s.known.forget()
 		s.pendingRows = pendingFlushRows
 		for i := range errs {

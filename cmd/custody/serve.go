@@ -16,6 +16,7 @@ import (
 	"github.com/custody-mem/custody/console"
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/mcpserver"
+	"github.com/custody-mem/custody/sqlite"
 )
 
 // Defaults of serve.
@@ -46,6 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
 	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
+	searchMiB := fs.Int64("search-memory", sqlite.DefaultSearchMemory>>20, "with the embedded store: the `MiB` its copy of the search index in memory may hold (about 150 bytes a record); past it, or with 0, FTS5 ranks every search, more slowly on a large store")
 	witnesses := serveWitnesses(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
@@ -61,6 +63,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	perSecond, err := rateOptions(*rateLimit, *rateBurst)
 	if err != nil {
 		return err
+	}
+	if *searchMiB < 0 {
+		return usageError{fmt.Sprintf("--search-memory %d must be 0 (no copy in memory) or a number of MiB", *searchMiB)}
+	}
+	sf.sqlite.SearchMemory = *searchMiB << 20
+	if *searchMiB == 0 {
+		sf.sqlite.SearchMemory = -1
 	}
 	if sf.readRetention <= 0 {
 		return usageError{fmt.Sprintf("--read-retention %v must be positive (the default is %v)", sf.readRetention, custody.DefaultReadRetention)}
@@ -83,6 +92,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	if p, ok := st.(interface{ PrepareSearch() }); ok {
+		p.PrepareSearch() // the copy of the search index, built beside the server starting
+	}
 	defer startEmbedding(svc, logger).Close() // before the store closes
 	accepted, err := checkPublished(ctx, svc, sf, *acceptRollback, stderr)
 	if err != nil {

@@ -28,7 +28,9 @@ type storeFlags struct {
 	strongEdge float64
 	// readRetention is serve's --read-retention (zero elsewhere: the default).
 	readRetention time.Duration
-	embedder      embed.Embedder // semantic search (embedflags.go)
+	// sqlite is how the embedded store is opened (serve's --search-memory).
+	sqlite   sqlite.Options
+	embedder embed.Embedder // semantic search (embedflags.go)
 	// namedInBanner: the command's banner names the log (serve), so the
 	// store's opening does not also say its new name.
 	namedInBanner bool
@@ -122,7 +124,7 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if f.postgres != "" {
 		st, err = postgres.Open(ctx, f.postgres)
 	} else {
-		st, err = sqlite.Open(ctx, f.db)
+		st, err = sqlite.OpenWith(ctx, f.db, f.sqlite)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,248 @@
+// Package postings is an inverted index held in memory: for each term, the
+// rows that hold it in their body or key and how often, and for each row
+// its length in terms. Ranking a query reads only the postings of its
+// terms, and its BM25 scores are, to the bit, those of FTS5's
+// bm25(records_fts, 1.0, 0.5) over the same terms: the same statistics
+// (rows, total terms, rows holding a term), the same weights (a term in
+// the key counts half), and the same floating-point expression in the
+// same order.
+//
+// An Index is not safe for concurrent use: its owner serialises changes
+// against rankings (the SQLite store holds it under a read-write lock).
+package postings
+
+import (
+	"math"
+	"slices"
+)
+
+// Hit is a row that holds at least one term of a query, and its score.
+type Hit struct {
+	Row   uint32
+	Score float64
+}
+
+// single marks a term's entry in Index.terms that is its only posting
+// (row in bits 16–47, weight in bits 0–15) rather than the index of its
+// list: most terms of a store (numbers, names, identifiers) are in one
+// row, and a list of one would cost three times the entry itself.
+const single = 1 << 63
+
+// Index is the inverted index. Its zero value is not usable; see New.
+type Index struct {
+	terms map[string]uint64
+	lists []list
+	free  []uint32 // lists emptied by Remove, for reuse
+	// lens holds, by row, 1 + the row's number of terms (body and key),
+	// or 0 for a row not in the index.
+	lens   []uint32
+	rows   int64
+	tokens int64
+	// postings counts every posting, single or in a list; text the
+	// bytes of the terms.
+	postings, text int64
+}
+
+// list is the postings of a term held by more than one row, by row.
+type list struct {
+	rows []uint32
+	w    []uint16 // weight: 2 × occurrences in the body + occurrences in the key
+}
+
+// New returns an empty index.
+func New() *Index { return &Index{terms: map[string]uint64{}} }
+
+// Rows is the number of rows in the index.
+func (x *Index) Rows() int64 { return x.rows }
+
+// Has reports whether row is in the index.
+func (x *Index) Has(row uint32) bool { return int(row) < len(x.lens) && x.lens[row] != 0 }
+
+// Bytes estimates the memory the index holds: its terms' entries and
+// text, its lists and its row lengths.
+func (x *Index) Bytes() int64 {
+	const entry = 40 // a map slot (string header, value, control) and the term's own allocation
+	return int64(len(x.terms))*entry + x.text + int64(cap(x.lists))*48 + x.postings*6 + int64(cap(x.lens))*4
+}
+
+// Matches is how many rows hold term.
+func (x *Index) Matches(term string) int {
+	v, ok := x.terms[term]
+	switch {
+	case !ok:
+		return 0
+	case v&single != 0:
+		return 1
+	default:
+		return len(x.lists[v].rows)
+	}
+}
+
+// weights counts each distinct term of a row: 2 for each time it is in
+// body, 1 for each time in key.
+func weights(body, key []string) map[string]uint16 {
+	w := make(map[string]uint16, len(body)+len(key))
+	for _, t := range body {
+		w[t] = sat(w[t], 2)
+	}
+	for _, t := range key {
+		w[t] = sat(w[t], 1)
+	}
+	return w
+}
+
+// sat adds d to w, saturating: a weight past 65,535 (a term 32,768 times
+// in one body) stays there. FTS5 would go on counting; no record is that
+// large (custody.MaxBodyBytes).
+func sat(w, d uint16) uint16 {
+	if w > math.MaxUint16-d {
+		return math.MaxUint16
+	}
+	return w + d
+}
+
+// Add indexes row with the terms of its body and key (in any order, with
+// repeats, as internal/lexical.Document gives them). A row already in the
+// index is left as it is: remove it first to change it.
+func (x *Index) Add(row uint32, body, key []string) {
+	if x.Has(row) {
+		return
+	}
+	if n := int(row) + 1; n > len(x.lens) {
+		x.lens = append(x.lens, make([]uint32, n-len(x.lens))...)
+	}
+	x.lens[row] = uint32(1 + len(body) + len(key))
+	x.rows++
+	x.tokens += int64(len(body) + len(key))
+	for t, w := range weights(body, key) {
+		x.addPosting(t, row, w)
+	}
+}
+
+func (x *Index) addPosting(t string, row uint32, w uint16) {
+	x.postings++
+	v, ok := x.terms[t]
+	if !ok {
+		x.terms[t] = single | uint64(row)<<16 | uint64(w)
+		x.text += int64(len(t))
+		return
+	}
+	if v&single != 0 {
+		r0, w0 := uint32(v>>16), uint16(v)
+		l := list{rows: []uint32{r0}, w: []uint16{w0}}
+		id := x.newList(l)
+		x.terms[t] = uint64(id)
+		v = uint64(id)
+	}
+	l := &x.lists[v]
+	i := len(l.rows)
+	if i > 0 && l.rows[i-1] > row { // rows mostly come in order
+		i = search(l.rows, row)
+	}
+	l.rows = insert(l.rows, i, row)
+	l.w = insert(l.w, i, w)
+}
+
+func (x *Index) newList(l list) uint32 {
+	if n := len(x.free); n > 0 {
+		id := x.free[n-1]
+		x.free = x.free[:n-1]
+		x.lists[id] = l
+		return id
+	}
+	x.lists = append(x.lists, l)
+	return uint32(len(x.lists) - 1)
+}
+
+// Remove takes row out of the index, given the terms it was added with.
+func (x *Index) Remove(row uint32, body, key []string) {
+	if !x.Has(row) {
+		return
+	}
+	x.rows--
+	x.tokens -= int64(x.lens[row] - 1)
+	x.lens[row] = 0
+	for t := range weights(body, key) {
+		x.removePosting(t, row)
+	}
+}
+
+func (x *Index) removePosting(t string, row uint32) {
+	v, ok := x.terms[t]
+	switch {
+	case !ok:
+		return
+	case v&single != 0:
+		if uint32(v>>16) == row {
+			delete(x.terms, t)
+			x.postings--
+			x.text -= int64(len(t))
+		}
+		return
+	}
+	l := &x.lists[v]
+	i := search(l.rows, row)
+	if i == len(l.rows) || l.rows[i] != row {
+		return
+	}
+	x.postings--
+	l.rows = append(l.rows[:i], l.rows[i+1:]...)
+	l.w = append(l.w[:i], l.w[i+1:]...)
+	if len(l.rows) == 1 {
+		x.terms[t] = single | uint64(l.rows[0])<<16 | uint64(l.w[0])
+		x.lists[v] = list{}
+		x.free = append(x.free, uint32(v))
+	}
+}
+
+// search is the first position in rows (ascending) not below row.
+func search(rows []uint32, row uint32) int {
+	lo, hi := 0, len(rows)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m] < row {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+func insert[T any](s []T, i int, v T) []T {
+	var zero T
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+// Equal reports whether x and y hold the same rows with the same terms:
+// a copy kept up to date against one built afresh.
+func (x *Index) Equal(y *Index) bool {
+	if x.rows != y.rows || x.tokens != y.tokens || x.postings != y.postings || len(x.terms) != len(y.terms) {
+		return false
+	}
+	for i := range max(len(x.lens), len(y.lens)) {
+		if x.length(uint32(i)) != y.length(uint32(i)) {
+			return false
+		}
+	}
+	var sx, sy Scratch
+	for t := range x.terms {
+		xr, xw := x.postingsOf(t, &sx)
+		yr, yw := y.postingsOf(t, &sy)
+		if !slices.Equal(xr, yr) || !slices.Equal(xw, yw) {
+			return false
+		}
+	}
+	return true
+}
+
+// length is lens[row], 0 past its end.
+func (x *Index) length(row uint32) uint32 {
+	if int(row) < len(x.lens) {
+		return x.lens[row]
+	}
+	return 0
+}

@@ -1,0 +1,284 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/custody-mem/custody/internal/lexical"
+	"github.com/custody-mem/custody/internal/postings"
+)
+
+// FTS5's bm25() scores every record that holds a term of the query,
+// reading each one's length from its docsize table as it goes: a search
+// of two common words at 100k records read 2,400 rows that way, and one
+// at 1M more, however few it returned. So the store keeps a copy of the
+// search index in memory (internal/postings), which ranks the same
+// records with the same scores from the postings of the query's terms
+// alone; the eligibility of the best is then checked in SQL, a few at a
+// time (search_memory.go).
+//
+// The copy is kept in step with records_fts by the writer: each
+// transaction that changes records_fts (moving pending records in,
+// erasing one, rebuilding the index) collects what it changed (txn.ops),
+// counts one more generation in search_generation, and once committed
+// gives the changes to the copy, which then holds that generation. A
+// search reads the generation with its pending check: another, which only
+// a commit by another connection (another process on the same file) can
+// make, sends it to FTS5, and the copy is built again.
+//
+// The copy is built, from the records themselves (the same terms
+// custody_terms gives records_fts), on a goroutine of its own the first
+// time a search needs it; searches rank with FTS5 until it is ready.
+
+// DefaultSearchMemory bounds the memory the copy may hold: past it the
+// store drops the copy and ranks with FTS5 alone (see Options).
+const DefaultSearchMemory = 1 << 30
+
+// indexOp is one change a transaction made to records_fts: rid added with
+// these terms, or removed (its terms, to find its postings).
+type indexOp struct {
+	rid       int64
+	body, key []string
+	remove    bool
+	// reset is the whole index deleted (Reindex): the copy is built again.
+	reset bool
+}
+
+// searchIndex is the store's copy of the search index and its state.
+type searchIndex struct {
+	mu sync.RWMutex
+	x  *postings.Index // nil until built, and when dropped
+	// gen is the generation x holds.
+	gen int64
+	// applying is set while the writer commits changes it has yet to give
+	// to x: a search that finds a newer generation then is not seeing
+	// another connection's commit.
+	applying bool
+	// building is set while a build runs; replay then keeps the changes
+	// committed meanwhile, by generation, for the build to apply after its
+	// snapshot.
+	building bool
+	replay   []committed
+	// limit is the memory bound (0: no copy at all); over is set once the
+	// copy outgrew it.
+	limit int64
+	over  bool
+	// closed is set by Close: no build starts after it.
+	closed bool
+	pool   sync.Pool // *postings.Scratch
+	// byCopy and byFTS count the rankings made each way.
+	byCopy, byFTS atomic.Int64
+	builds        sync.WaitGroup // the builds running
+}
+
+// afterSearchSnapshot, if set (by tests), runs once a build has taken its
+// snapshot, before it reads the records.
+var afterSearchSnapshot func()
+
+// committed is one transaction's changes and its generation; reset means
+// it rebuilt the whole index first.
+type committed struct {
+	gen   int64
+	reset bool
+	ops   []indexOp
+}
+
+// willApply marks that the writer is about to commit changes.
+func (si *searchIndex) willApply() {
+	si.mu.Lock()
+	si.applying = true
+	si.mu.Unlock()
+}
+
+// apply gives the copy a committed transaction's changes (ok), or only
+// clears applying for one that did not commit.
+func (si *searchIndex) apply(c committed, ok bool) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	si.applying = false
+	if !ok {
+		return
+	}
+	if si.building {
+		si.replay = append(si.replay, c)
+		return
+	}
+	switch {
+	case si.x == nil:
+	case c.reset || c.gen != si.gen+1:
+		// The index was rebuilt, or another connection changed it since
+		// the copy's generation: the next search builds the copy again.
+		si.x = nil
+	default:
+		si.applyLocked(c)
+	}
+}
+
+// countIndexChanges counts one more generation in search_generation if
+// the transaction changed records_fts, and returns its changes with that
+// generation (0 if it changed nothing).
+func (t *txn) countIndexChanges(ctx context.Context) (committed, error) {
+	if len(t.ops) == 0 {
+		return committed{}, nil
+	}
+	c := committed{ops: t.ops, reset: t.reset}
+	err := t.QueryRowContext(ctx, `UPDATE search_generation SET gen = gen + 1 RETURNING gen`).Scan(&c.gen)
+	return c, err
+}
+
+func (si *searchIndex) applyLocked(c committed) {
+	for _, op := range c.ops {
+		if op.rid > math.MaxUint32 {
+			slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5 from now on", "row", op.rid)
+			si.x, si.over = nil, true
+			return
+		}
+		if op.remove {
+			si.x.Remove(uint32(op.rid), op.body, op.key)
+		} else {
+			si.x.Add(uint32(op.rid), op.body, op.key)
+		}
+	}
+	si.gen = c.gen
+	if si.x.Bytes() > si.limit {
+		slog.Warn("search: the in-memory index passed its memory bound; ranking with FTS5 from now on (raise --search-memory to keep it)",
+			"bound_bytes", si.limit, "records", si.x.Rows())
+		si.x, si.over = nil, true
+	}
+}
+
+// forget drops the copy, which another connection's commit has made
+// stale: the next search builds it again.
+func (si *searchIndex) forget() {
+	si.mu.Lock()
+	if !si.building {
+		si.x = nil
+	}
+	si.mu.Unlock()
+}
+
+// finishBuild installs x, built from a snapshot at generation gen (nil if
+// the build failed), after applying the changes committed since.
+func (si *searchIndex) finishBuild(x *postings.Index, gen int64) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	replay := si.replay
+	si.building, si.replay, si.x, si.gen = false, nil, x, gen
+	if x == nil {
+		return
+	}
+	for _, c := range replay {
+		if c.gen <= gen {
+			continue // in the snapshot
+		}
+		if c.reset || c.gen != si.gen+1 {
+			si.x = nil
+			return
+		}
+		si.applyLocked(c)
+		if si.x == nil {
+			return
+		}
+	}
+}
+
+// buildSearchIndex builds the copy from the records in records_fts (live
+// and not pending) in one read snapshot, with the generation it holds.
+func (s *Store) buildSearchIndex(ctx context.Context) {
+	x, gen, err := s.readSearchIndex(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			slog.Warn("search: could not build the in-memory index; ranking with FTS5 until the next search tries again", "err", err)
+		}
+		x = nil
+	}
+	s.search.finishBuild(x, gen)
+}
+
+func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var gen int64
+	if err := tx.QueryRowContext(ctx, `SELECT gen FROM search_generation`).Scan(&gen); err != nil {
+		return nil, 0, err
+	}
+	if afterSearchSnapshot != nil {
+		afterSearchSnapshot()
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key FROM records r
+ WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	x := postings.New()
+	for n := 0; rows.Next(); n++ {
+		var rid int64
+		var body, key string
+		if err := rows.Scan(&rid, &body, &key); err != nil {
+			return nil, 0, err
+		}
+		if rid > math.MaxUint32 {
+			s.search.mu.Lock()
+			s.search.over = true
+			s.search.mu.Unlock()
+			slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5", "row", rid)
+			return nil, 0, nil
+		}
+		x.Add(uint32(rid), lexical.Document(body), lexical.Document(key))
+		if n%4096 == 4095 && s.search.outgrown(x) {
+			return nil, 0, nil
+		}
+	}
+	if err := rows.Err(); err != nil || s.search.outgrown(x) {
+		return nil, 0, err
+	}
+	return x, gen, nil
+}
+
+// outgrown reports whether x passes the memory bound, and if so turns the
+// copy off (FTS5 ranks from then on) and says so.
+func (si *searchIndex) outgrown(x *postings.Index) bool {
+	if x.Bytes() <= si.limit {
+		return false
+	}
+	si.mu.Lock()
+	si.over = true
+	si.mu.Unlock()
+	slog.Warn("search: the in-memory index passed its memory bound; ranking with FTS5 from now on (raise --search-memory to keep it)",
+		"bound_bytes", si.limit, "records", x.Rows())
+	return true
+}
+
+// SearchIndexStats reports on the copy of the search index in memory:
+// the records it holds and its memory as estimated (both 0 while it is
+// not ready), and how many searches it and FTS5 have ranked since the
+// store opened (FTS5 ranks while the copy is off, being built or stale).
+// They are the custody_sqlite_search_* metrics.
+func (s *Store) SearchIndexStats() (records, bytes, byCopy, byFTS5 int64) {
+	si := &s.search
+	byCopy, byFTS5 = si.byCopy.Load(), si.byFTS.Load()
+	si.mu.RLock()
+	defer si.mu.RUnlock()
+	if si.x != nil && !si.building {
+		records, bytes = si.x.Rows(), si.x.Bytes()
+	}
+	return records, bytes, byCopy, byFTS5
+}
+
+// PrepareSearch starts building the copy of the search index in memory
+// now, rather than at the first search (serve calls it as it starts, so
+// that the first searches need not wait on FTS5).
+func (s *Store) PrepareSearch() { s.startSearchBuild() }
+
+// AwaitSearchIndex waits for a build of the copy that is running to end
+// (for benchmarks and tests, which measure the store as a server's is
+// once it has started).
+func (s *Store) AwaitSearchIndex() { s.search.builds.Wait() }

@@ -1,0 +1,331 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/oklog/ulid/v2"
+)
+
+// buildCopyNow builds the store's copy of the search index on the calling
+// goroutine, as the first search would on one of its own.
+func buildCopyNow(t *testing.T, s *Store) {
+	t.Helper()
+	s.search.builds.Wait()
+	s.search.mu.Lock()
+	if s.search.building {
+		s.search.mu.Unlock()
+		t.Fatal("a build of the copy is already running")
+	}
+	s.search.building, s.search.replay, s.search.x = true, nil, nil
+	s.search.mu.Unlock()
+	s.buildSearchIndex(t.Context())
+	s.search.mu.RLock()
+	defer s.search.mu.RUnlock()
+	if s.search.x == nil {
+		t.Fatal("no copy of the search index was built")
+	}
+}
+
+// copyInStep fails t unless the store's copy holds the generation in
+// search_generation and the same postings as a copy built afresh from the
+// database.
+func copyInStep(t *testing.T, s *Store) {
+	t.Helper()
+	fresh, gen, err := s.readSearchIndex(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.search.mu.RLock()
+	defer s.search.mu.RUnlock()
+	switch {
+	case s.search.x == nil:
+		t.Fatal("the store holds no copy of the search index")
+	case s.search.gen != gen:
+		t.Fatalf("the copy holds generation %d, the database %d", s.search.gen, gen)
+	case !s.search.x.Equal(fresh):
+		t.Fatalf("the copy (%d rows) differs from one built afresh (%d rows)", s.search.x.Rows(), fresh.Rows())
+	}
+}
+
+var recordEntropy = ulid.Monotonic(rand.NewChaCha8([32]byte{7}), 0)
+
+// testRecord is an admitted fact of alice's.
+func testRecord(body, key string) *custody.Record {
+	at := time.Now()
+	return &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), recordEntropy).String(), Tenant: "acme", Owner: "alice",
+		Namespace: "n", Key: key, Class: custody.ClassFact, Body: body, Channel: custody.ChannelUser,
+		Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
+		State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
+}
+
+func putRecords(t *testing.T, s *Store, rs ...*custody.Record) {
+	t.Helper()
+	err := s.Update(t.Context(), func(tx custody.Tx) error {
+		for _, r := range rs {
+			if err := tx.InsertRecord(t.Context(), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func searchIDs(t *testing.T, s *Store, text string) []string {
+	t.Helper()
+	hits, err := s.Search(t.Context(), custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}, custody.SearchQuery{Text: text, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func openTestStore(t *testing.T, path string, o Options) *Store {
+	t.Helper()
+	s, err := open(t.Context(), path, time.Hour, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// The writer keeps the copy in step with records_fts through every change
+// it makes: records moved in from index_pending (by a search, and inside a
+// busy commit), a batch whose write rolls back to its savepoint after
+// moving records in, an erasure, and a rebuild of the whole index.
+func TestSearchCopyKeptInStep(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	putRecords(t, s, testRecord("the plumber sent an invoice", ""), testRecord("garden budget", "k1"))
+	buildCopyNow(t, s)
+	copyInStep(t, s)
+
+	a, b := testRecord("ledger for the plumber", ""), testRecord("plumber plumber key", "plumber")
+	putRecords(t, s, a, b)
+	if got := searchIDs(t, s, "plumber"); len(got) != 3 { // the search moves them in first
+		t.Fatalf("plumber: %d hits, want 3", len(got))
+	}
+	copyInStep(t, s)
+
+	// One write of a batch moves records in and then fails: its savepoint
+	// takes the move back, and the other write's record stays pending.
+	kept, undone := testRecord("kept ledger entry", ""), testRecord("undone ledger entry", "")
+	errUndo := errors.New("undo")
+	errs := s.UpdateEach(ctx,
+		func(tx custody.Tx) error { return tx.InsertRecord(ctx, kept) },
+		func(tx custody.Tx) error {
+			if err := tx.InsertRecord(ctx, undone); err != nil {
+				return err
+			}
+			if _, err := tx.(*txn).flushPending(ctx); err != nil {
+				return err
+			}
+			return errUndo
+		})
+	if errs[0] != nil || !errors.Is(errs[1], errUndo) {
+		t.Fatalf("batch: %v", errs)
+	}
+	copyInStep(t, s)
+	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, sorted(a.ID, kept.ID)) {
+		t.Fatalf("ledger: %v, want %v", got, sorted(a.ID, kept.ID))
+	}
+	copyInStep(t, s)
+
+	erased := *a
+	erased.Body, erased.Erased = "", true
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
+		t.Fatal(err)
+	}
+	copyInStep(t, s)
+	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, []string{kept.ID}) {
+		t.Fatalf("ledger after the erasure: %v, want only %s", got, kept.ID)
+	}
+
+	// A rebuild of the index drops the copy; the next build is in step.
+	if err := s.Reindex(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.search.mu.RLock()
+	dropped := s.search.x == nil
+	s.search.mu.RUnlock()
+	if !dropped {
+		t.Fatal("the copy outlived a rebuild of the index")
+	}
+	if got := searchIDs(t, s, "plumber"); len(got) != 2 {
+		t.Fatalf("plumber after the rebuild: %d hits, want 2", len(got))
+	}
+	buildCopyNow(t, s)
+	copyInStep(t, s)
+	if got := searchIDs(t, s, "plumber"); len(got) != 2 {
+		t.Fatalf("plumber with the new copy: %d hits, want 2", len(got))
+	}
+}
+
+func sorted(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
+}
+
+// Records moved into the index while a build reads its snapshot reach the
+// copy: the build applies the generations committed after its snapshot.
+func TestSearchCopyBuildReplaysCommits(t *testing.T) {
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	putRecords(t, s, testRecord("before the build", ""))
+	late := testRecord("written during the build", "")
+	afterSearchSnapshot = func() {
+		putRecords(t, s, late)
+		if _, err := s.indexPending(t.Context()); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { afterSearchSnapshot = nil })
+	buildCopyNow(t, s)
+	afterSearchSnapshot = nil
+	copyInStep(t, s)
+	before := s.search.byCopy.Load()
+	if got := searchIDs(t, s, "written during"); !slices.Equal(got, []string{late.ID}) {
+		t.Fatalf("got %v, want the record written during the build", got)
+	}
+	if s.search.byCopy.Load() != before+1 {
+		t.Fatal("the search was not ranked by the copy")
+	}
+}
+
+// Another connection's commit to the same file (another process's) never
+// leaves a search on a stale copy: the search that sees its generation
+// ranks with FTS5, and so does the store's own next commit, which finds
+// the generations not in sequence; the copy is then built again, and
+// holds both.
+func TestSearchCopySeesAnotherConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	s := openTestStore(t, path, Options{})
+	putRecords(t, s, testRecord("first plumber", ""))
+	buildCopyNow(t, s)
+	// Without another connection, the copy ranks.
+	if got := searchIDs(t, s, "plumber"); len(got) != 1 || s.search.byFTS.Load() != 0 {
+		t.Fatalf("%d hits, %d by FTS5; want 1 by the copy", len(got), s.search.byFTS.Load())
+	}
+
+	other := openTestStore(t, path, Options{SearchMemory: -1})
+	theirs := testRecord("their plumber", "")
+	putRecords(t, other, theirs)
+	if _, err := other.indexPending(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchIDs(t, s, "plumber"); len(got) != 2 {
+		t.Fatalf("after another connection's write: %d hits, want 2", len(got))
+	}
+	if s.search.byFTS.Load() != 1 {
+		t.Fatal("the search after another connection's commit was not ranked by FTS5")
+	}
+	s.search.builds.Wait() // the build that search started
+	copyInStep(t, s)
+
+	// Their commit, then ours: ours finds the generations out of sequence.
+	theirs2 := testRecord("another of their plumbers", "")
+	putRecords(t, other, theirs2)
+	if _, err := other.indexPending(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ours := testRecord("our plumber", "")
+	putRecords(t, s, ours)
+	if _, err := s.indexPending(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.search.mu.RLock()
+	stale := s.search.x != nil
+	s.search.mu.RUnlock()
+	if stale {
+		t.Fatal("the copy was kept after a commit that skipped another connection's generation")
+	}
+	if got := searchIDs(t, s, "plumber"); len(got) != 4 {
+		t.Fatalf("%d hits, want 4", len(got))
+	}
+	s.search.builds.Wait()
+	copyInStep(t, s)
+}
+
+// A copy that would pass its memory bound is dropped, and FTS5 ranks the
+// same searches with the same results.
+func TestSearchCopyMemoryBound(t *testing.T) {
+	dir := t.TempDir()
+	var rs []*custody.Record
+	for i := range 200 {
+		rs = append(rs, testRecord(fmt.Sprintf("note %d about the plumber and invoice %d", i, i%7), ""))
+	}
+	bounded := openTestStore(t, filepath.Join(dir, "a.db"), Options{SearchMemory: 1024})
+	roomy := openTestStore(t, filepath.Join(dir, "b.db"), Options{})
+	for _, s := range []*Store{bounded, roomy} {
+		putRecords(t, s, rs...)
+		searchIDs(t, s, "plumber") // moves them in, and starts a build
+		s.search.builds.Wait()
+	}
+	bounded.search.mu.RLock()
+	over, kept := bounded.search.over, bounded.search.x != nil
+	bounded.search.mu.RUnlock()
+	if !over || kept {
+		t.Fatalf("a 1 KiB bound: over %v, copy kept %v; want the copy dropped", over, kept)
+	}
+	copyInStep(t, roomy)
+	for _, q := range []string{"plumber", "invoice 3", "note 17"} {
+		if a, b := searchIDs(t, bounded, q), searchIDs(t, roomy, q); !slices.Equal(a, b) || len(a) == 0 {
+			t.Fatalf("%q: FTS5 found %v, the copy %v", q, a, b)
+		}
+	}
+	terms := []string{"plumber", "invoic", "3", "note", "absent"}
+	a, err := bounded.TermMatches(t.Context(), terms, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := roomy.TermMatches(t.Context(), terms, 50)
+	if err != nil || !slices.Equal(a, b) || a[0] != 50 || a[4] != 0 {
+		t.Fatalf("TermMatches: FTS5 %v, the copy %v (%v)", a, b, err)
+	}
+	if bounded.search.byCopy.Load() != 0 || roomy.search.byCopy.Load() == 0 {
+		t.Fatal("the bounded store ranked by a copy, or the other never did")
+	}
+}
+
+// A schema 18 store, which has no search_generation, gains it at open,
+// and its searches are then ranked by the copy.
+func TestSearchGenerationMigrates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testRecord("an older store's plumber", "")
+	putRecords(t, s, r)
+	if _, err := s.DB().ExecContext(t.Context(), `DROP TABLE search_generation; PRAGMA user_version = 18`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestStore(t, path, Options{})
+	var gen, v int64
+	if err := s.r.QueryRowContext(t.Context(), `SELECT (SELECT gen FROM search_generation), (SELECT user_version FROM pragma_user_version)`).Scan(&gen, &v); err != nil {
+		t.Fatal(err)
+	}
+	if gen != 0 || v != schemaVersion {
+		t.Fatalf("generation %d, schema %d; want 0 and %d", gen, v, schemaVersion)
+	}
+	buildCopyNow(t, s)
+	if got := searchIDs(t, s, "plumber"); !slices.Equal(got, []string{r.ID}) || s.search.byCopy.Load() != 1 {
+		t.Fatalf("got %v (%d ranked by the copy), want %s ranked by the copy", got, s.search.byCopy.Load(), r.ID)
+	}
+	copyInStep(t, s)
+}

@@ -1,0 +1,217 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/lexical"
+	"github.com/custody-mem/custody/internal/postings"
+)
+
+// A search ranked by the store's copy of the index (search_index.go)
+// takes the best-scored records a few at a time, best first, and keeps
+// those eligible for the caller under the query's filters, read with one
+// statement per few: the same condition, searchFilter, that the FTS5
+// query applies before its LIMIT. So the result is the head of the same
+// ranking; only how far down it has to look depends on how many of the
+// best the caller may see.
+
+// checkSizes are how many records each statement checks, in turn (the
+// last one again until the ranking is exhausted): few, as the best are
+// most often eligible, then more, so that a caller who may see few of the
+// matches costs a few statements, not one per record. Each size is its
+// own statement (shorter lists are padded), so each is prepared once.
+var checkSizes = []int{32, 128, 512, 1024}
+
+// rankCopy ranks terms with the copy, if it holds generation gen, into
+// sc's hits; ok is false if the search must rank with FTS5 instead.
+func (s *Store) rankCopy(terms []string, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok bool) {
+	si := &s.search
+	si.mu.RLock()
+	x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
+	if !off && x != nil && held == gen && !si.building {
+		hits = x.Rank(terms, sc)
+		si.mu.RUnlock()
+		si.byCopy.Add(1)
+		return hits, true
+	}
+	building := si.building
+	si.mu.RUnlock()
+	si.byFTS.Add(1)
+	if !off && !building && (x == nil || !applying) {
+		s.startSearchBuild()
+	}
+	return nil, false
+}
+
+// startSearchBuild builds the copy on a goroutine of its own, unless a
+// build runs or the store is closing.
+func (s *Store) startSearchBuild() {
+	si := &s.search
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if si.building || si.closed || si.limit <= 0 || si.over {
+		return
+	}
+	si.building, si.replay, si.x = true, nil, nil
+	s.wg.Add(1)
+	si.builds.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer si.builds.Done()
+		s.buildSearchIndex(s.bg)
+	}()
+}
+
+// searchCopy is Search ranked by the copy; ok is false if the copy cannot
+// rank it (the caller ranks with FTS5).
+func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, bool, error) {
+	best, ok, err := s.bestEligible(ctx, sc, q, gen)
+	if !ok || err != nil || len(best) == 0 {
+		return nil, ok, err
+	}
+	// The records themselves, read by rid once the best are known.
+	n := checkSize(len(best))
+	args := make([]any, 0, n)
+	for _, b := range best {
+		args = append(args, b.rid)
+	}
+	for len(args) < n {
+		args = append(args, args[0])
+	}
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+recordCols+` FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`)`, args...)
+	if err != nil {
+		return nil, true, unavailable(err)
+	}
+	defer rows.Close()
+	byRid := make(map[int64]*custody.Record, len(best))
+	for rows.Next() {
+		r, rid, err := scanRecord(rows)
+		if err != nil {
+			return nil, true, unavailable(err)
+		}
+		byRid[rid] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, true, unavailable(err)
+	}
+	out := make([]custody.Scored, 0, len(best))
+	for _, b := range best {
+		if r := byRid[b.rid]; r != nil {
+			out = append(out, custody.Scored{Record: r, Score: b.score})
+		}
+	}
+	return out, true, nil
+}
+
+// lexicalRanksCopy is LexicalRanks ranked by the copy.
+func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, bool, error) {
+	best, ok, err := s.bestEligible(ctx, sc, q, gen)
+	out := make([]custody.Ranked, len(best))
+	for i, b := range best {
+		out[i] = custody.Ranked{ID: b.id, Score: b.score}
+	}
+	return out, ok, err
+}
+
+// eligibleHit is a record bestEligible found eligible, and its score.
+type eligibleHit struct {
+	rid   int64
+	id    string
+	score float64
+}
+
+// bestEligible ranks q with the copy and returns the best records
+// eligible for sc under q's filters, at most q.Limit, best first. ok is
+// false, and nothing is read, if the copy cannot rank q.
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]eligibleHit, bool, error) {
+	scratch, _ := s.search.pool.Get().(*postings.Scratch)
+	if scratch == nil {
+		scratch = new(postings.Scratch)
+	}
+	defer s.search.pool.Put(scratch)
+	hits, ok := s.rankCopy(lexical.Query(q.Text, maxQueryTerms), gen, scratch)
+	if !ok {
+		return nil, false, nil
+	}
+	filter, fargs := searchFilter(sc, q)
+	var out []eligibleHit
+	ids := map[int64]string{}
+	for n := checkSize(2 * q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
+		best := postings.Best(hits, n)
+		hits = hits[len(best):]
+		args := make([]any, 0, n+len(fargs))
+		for _, h := range best {
+			args = append(args, int64(h.Row))
+		}
+		for len(args) < n {
+			args = append(args, args[0]) // padding: the same rid again
+		}
+		clear(ids)
+		if err := s.readEligible(ctx, filter, n, append(args, fargs...), ids); err != nil {
+			return nil, true, err
+		}
+		for _, h := range best {
+			if id, found := ids[int64(h.Row)]; found && len(out) < q.Limit {
+				out = append(out, eligibleHit{rid: int64(h.Row), id: id, score: h.Score})
+			}
+		}
+	}
+	return out, true, nil
+}
+
+// checkSize is the first of checkSizes not below n, or the last.
+func checkSize(n int) int {
+	for _, c := range checkSizes {
+		if c >= n {
+			return c
+		}
+	}
+	return checkSizes[len(checkSizes)-1]
+}
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// readEligible reads into ids, by rid, the ids of the records among the n
+// rids of args that pass filter (whose arguments follow the rids in args).
+func (s *Store) readEligible(ctx context.Context, filter string, n int, args []any, ids map[int64]string) error {
+	// NOT INDEXED: the records are read by rid, never by a scan of an
+	// index of the filter's (the tenant's, say), which the planner would
+	// otherwise pick for a short list.
+	rows, err := s.reader().QueryContext(ctx, `SELECT r.rid, r.id FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`) AND `+filter, args...)
+	if err != nil {
+		return unavailable(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
+		var id string
+		if err := rows.Scan(&rid, &id); err != nil {
+			return unavailable(err)
+		}
+		ids[rid] = id
+	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// termMatchesCopy is TermMatches counted by the copy: how many records hold
+// each term, at most bound. ok is false if the copy cannot count them.
+func (s *Store) termMatchesCopy(terms []string, bound int, gen int64) ([]int, bool) {
+	si := &s.search
+	si.mu.RLock()
+	defer si.mu.RUnlock()
+	if si.x == nil || si.gen != gen || si.building || si.over || si.limit <= 0 {
+		return nil, false
+	}
+	out := make([]int, len(terms))
+	for i, t := range terms {
+		if t != "" && !strings.ContainsRune(t, '"') {
+			out[i] = min(si.x.Matches(t), bound)
+		}
+	}
+	return out, true
+}
