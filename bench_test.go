@@ -99,6 +99,7 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 				if err := e.store.Tidy(e.ctx); err != nil {
 					b.Fatal(err)
 				}
+				awaitSearch(e)
 				seededEnvs[n] = e
 				return e, e.act(mustPrincipal(b, e, "acme", "alice"), "")
 			}
@@ -118,9 +119,17 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 		if cache != "" {
 			keepSeed(b, e, dir, cache)
 		}
+		awaitSearch(e)
 		seededEnvs[n] = e
 	}
 	return e, e.act(mustPrincipal(b, e, "acme", "alice"), "")
+}
+
+// awaitSearch builds the store's copy of the search index in memory, as
+// serve does as it starts, and waits for it.
+func awaitSearch(e *env) {
+	e.store.PrepareSearch()
+	e.store.AwaitSearchIndex()
 }
 
 // settle brings the store to where an idle server's would be a moment

@@ -49,6 +49,9 @@ func populated(b *testing.B, v storetest.Vocabulary) (*env, string) {
 	if err := e.store.Tidy(e.ctx); err != nil {
 		b.Fatal(err)
 	}
+	// As serve does at its start: the search index's copy in memory.
+	e.store.PrepareSearch()
+	e.store.AwaitSearchIndex()
 	return e, tok
 }
 

@@ -22,7 +22,7 @@ import (
 // most often eligible, then more, so that a caller who may see few of the
 // matches costs a few statements, not one per record. Each size is its
 // own statement (shorter lists are padded), so each is prepared once.
-var checkSizes = []int{32, 128, 512, 1024}
+var checkSizes = []int{16, 64, 256, 1024}
 
 // rankCopy ranks terms with the copy, if it holds generation gen, into
 // sc's hits; ok is false if the search must rank with FTS5 instead.
@@ -138,7 +138,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 	filter, fargs := searchFilter(sc, q)
 	var out []eligibleHit
 	ids := map[int64]string{}
-	for n := checkSize(2 * q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
+	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
 		args := make([]any, 0, n+len(fargs))
