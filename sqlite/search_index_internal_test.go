@@ -212,6 +212,9 @@ func TestSearchCopyBuildReplaysCommits(t *testing.T) {
 // the generations not in sequence; the copy is then built again, and
 // holds both.
 func TestSearchCopySeesAnotherConnection(t *testing.T) {
+	// As on a large store: a search never builds the copy itself.
+	defer func(n int64) { inlineBuildRows = n }(inlineBuildRows)
+	inlineBuildRows = 0
 	path := filepath.Join(t.TempDir(), "c.db")
 	s := openTestStore(t, path, Options{})
 	putRecords(t, s, testRecord("first plumber", ""))
@@ -328,4 +331,83 @@ func TestSearchGenerationMigrates(t *testing.T) {
 		t.Fatalf("got %v (%d ranked by the copy), want %s ranked by the copy", got, s.search.byCopy.Load(), r.ID)
 	}
 	copyInStep(t, s)
+}
+
+// On a small store the first search builds the copy itself and is ranked
+// by it; on a large one (past inlineBuildRows) it is ranked by FTS5 while
+// the copy is built on a goroutine of its own.
+func TestSearchCopyFirstSearch(t *testing.T) {
+	defer func(n int64) { inlineBuildRows = n }(inlineBuildRows)
+	for _, large := range []bool{false, true} {
+		inlineBuildRows = 20000
+		if large {
+			inlineBuildRows = 1
+		}
+		s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+		r := testRecord("the first plumber", "")
+		putRecords(t, s, r, testRecord("a second record", ""))
+		if got := searchIDs(t, s, "plumber"); !slices.Equal(got, []string{r.ID}) {
+			t.Fatalf("large %v: got %v, want %s", large, got, r.ID)
+		}
+		if byCopy := s.search.byCopy.Load(); byCopy != 1 && !large || byCopy != 0 && large {
+			t.Fatalf("large %v: %d searches ranked by the copy", large, byCopy)
+		}
+		s.search.builds.Wait()
+		copyInStep(t, s)
+	}
+}
+
+// VectorCandidates finds the same candidates with the copy as with FTS5:
+// the best by BM25 of the eligible records with a vector of the model,
+// when more match than it takes, and all of them when fewer do.
+func TestVectorCandidatesCopyAgrees(t *testing.T) {
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := []string{"plumber", "invoice", "ledger", "garden", "budget", "meeting"}
+	var rs []*custody.Record
+	var vs []custody.RecordVector
+	for i := range 300 {
+		r := testRecord(fmt.Sprintf("%s %s note %d", words[rng.IntN(6)], words[rng.IntN(6)], i), "")
+		if i%5 == 0 {
+			r.Owner = "bob" // not alice's to see
+		}
+		rs = append(rs, r)
+		if i%3 != 0 { // a third have no vector yet
+			v := make([]float32, 8)
+			for j := range v {
+				v[j] = rng.Float32()*2 - 1
+			}
+			vs = append(vs, custody.RecordVector{ID: r.ID, Tenant: r.Tenant, Vec: v})
+		}
+	}
+	putRecords(t, s, rs...)
+	if err := s.PutVectors(t.Context(), "m", vs); err != nil {
+		t.Fatal(err)
+	}
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
+	query := [][]float32{{1, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0}}
+	run := func(candidates int) []custody.Ranked {
+		got, err := s.VectorCandidates(t.Context(), sc, custody.SearchQuery{Limit: 50}, "m", query, []string{"plumber", "ledger"}, candidates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, candidates := range []int{20, 1000} {
+		s.search.mu.Lock()
+		s.search.limit = DefaultSearchMemory
+		s.search.mu.Unlock()
+		before := s.search.byCopy.Load()
+		withCopy := run(candidates)
+		if s.search.byCopy.Load() != before+1 {
+			t.Fatal("the candidates were not found with the copy")
+		}
+		s.search.mu.Lock()
+		s.search.limit = 0
+		s.search.mu.Unlock()
+		withFTS := run(candidates)
+		if len(withCopy) == 0 || !slices.Equal(withCopy, withFTS) {
+			t.Fatalf("%d candidates: the copy found %v, FTS5 %v", candidates, withCopy, withFTS)
+		}
+	}
 }

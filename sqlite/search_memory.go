@@ -24,9 +24,39 @@ import (
 // own statement (shorter lists are padded), so each is prepared once.
 var checkSizes = []int{16, 64, 256, 1024}
 
+// inlineBuildRows is the largest store (by its last rid) whose copy a
+// search builds itself, waiting for it (tens of milliseconds), rather than
+// on a goroutine of its own while FTS5 ranks: a new server's first
+// searches are ranked by the copy, and so are a test's.
+var inlineBuildRows int64 = 20000
+
 // rankCopy ranks terms with the copy, if it holds generation gen, into
-// sc's hits; ok is false if the search must rank with FTS5 instead.
-func (s *Store) rankCopy(terms []string, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok bool) {
+// sc's hits; ok is false if the search must rank with FTS5 instead. A
+// copy not built yet is built first on a small store (inlineBuildRows),
+// and on its own goroutine on a larger one.
+func (s *Store) rankCopy(ctx context.Context, terms []string, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
+	hits, ok, build := s.rankHeld(terms, gen, sc)
+	if build {
+		var last int64
+		err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM records`).Scan(&last)
+		switch {
+		case err != nil || last > inlineBuildRows:
+			s.startSearchBuild()
+		case s.claimBuild():
+			s.buildSearchIndex(ctx)
+			hits, ok, _ = s.rankHeld(terms, gen, sc)
+		}
+	}
+	if !ok {
+		s.search.byFTS.Add(1)
+	}
+	return hits, ok
+}
+
+// rankHeld ranks terms with the copy if it holds generation gen; build is
+// whether a build should start (none runs, and the copy is missing or
+// another connection made it stale).
+func (s *Store) rankHeld(terms []string, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok, build bool) {
 	si := &s.search
 	si.mu.RLock()
 	x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
@@ -34,15 +64,24 @@ func (s *Store) rankCopy(terms []string, gen int64, sc *postings.Scratch) (hits 
 		hits = x.Rank(terms, sc)
 		si.mu.RUnlock()
 		si.byCopy.Add(1)
-		return hits, true
+		return hits, true, false
 	}
 	building := si.building
 	si.mu.RUnlock()
-	si.byFTS.Add(1)
-	if !off && !building && (x == nil || !applying) {
-		s.startSearchBuild()
+	return nil, false, !off && !building && (x == nil || !applying)
+}
+
+// claimBuild marks a build as running, unless one is, the copy is off or
+// the store is closing; the caller then builds.
+func (s *Store) claimBuild() bool {
+	si := &s.search
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if si.building || si.closed || si.limit <= 0 || si.over {
+		return false
 	}
-	return nil, false
+	si.building, si.replay, si.x = true, nil, nil
+	return true
 }
 
 // startSearchBuild builds the copy on a goroutine of its own, unless a
@@ -67,7 +106,7 @@ func (s *Store) startSearchBuild() {
 // searchCopy is Search ranked by the copy; ok is false if the copy cannot
 // rank it (the caller ranks with FTS5).
 func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, bool, error) {
-	best, ok, err := s.bestEligible(ctx, sc, q, gen)
+	best, ok, err := s.bestEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
 	if !ok || err != nil || len(best) == 0 {
 		return nil, ok, err
 	}
@@ -107,7 +146,7 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 
 // lexicalRanksCopy is LexicalRanks ranked by the copy.
 func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, bool, error) {
-	best, ok, err := s.bestEligible(ctx, sc, q, gen)
+	best, ok, err := s.bestEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
 	out := make([]custody.Ranked, len(best))
 	for i, b := range best {
 		out[i] = custody.Ranked{ID: b.id, Score: b.score}
@@ -122,20 +161,24 @@ type eligibleHit struct {
 	score float64
 }
 
-// bestEligible ranks q with the copy and returns the best records
-// eligible for sc under q's filters, at most q.Limit, best first. ok is
-// false, and nothing is read, if the copy cannot rank q.
-func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]eligibleHit, bool, error) {
+// bestEligible ranks terms with the copy and returns the best records
+// eligible for sc under q's filters (and the condition also, on a record
+// aliased r, with its arguments), at most q.Limit, best first. ok is
+// false, and nothing is read, if the copy cannot rank them.
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, bool, error) {
 	scratch, _ := s.search.pool.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, ok := s.rankCopy(lexical.Query(q.Text, maxQueryTerms), gen, scratch)
+	hits, ok := s.rankCopy(ctx, terms, gen, scratch)
 	if !ok {
 		return nil, false, nil
 	}
 	filter, fargs := searchFilter(sc, q)
+	if also != "" {
+		filter, fargs = filter+` AND `+also, append(fargs, alsoArgs...)
+	}
 	var out []eligibleHit
 	ids := map[int64]string{}
 	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -19,16 +20,23 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	if q.Limit <= 0 || len(terms) == 0 || fts == "" || candidates <= 0 {
 		return nil, nil
 	}
-	if _, err := s.indexPending(ctx); err != nil {
+	gen, err := s.indexPending(ctx)
+	if err != nil {
 		return nil, unavailable(err)
 	}
 	var corpus int64
 	if err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM vectors`).Scan(&corpus); err != nil {
 		return nil, unavailable(err)
 	}
-	filter, args := searchFilter(sc, q)
 	scorer := embed.NewTermScorer[string](terms)
 	scorer.Corpus(int(corpus))
+	if ok, err := s.vectorCandidatesCopy(ctx, sc, q, model, scorer, match, candidates, gen); ok {
+		if err != nil {
+			return nil, err
+		}
+		return top(scorer, q.Limit), nil
+	}
+	filter, args := searchFilter(sc, q)
 	query := `SELECT r.id, v.vec FROM records_fts CROSS JOIN records r ON r.rid = records_fts.rowid
  CROSS JOIN vectors v ON v.rid = r.rid AND v.model = ?
  WHERE records_fts MATCH ? AND ` + filter
@@ -48,6 +56,59 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 		}
 	}
 	return top(scorer, q.Limit), nil
+}
+
+// vectorCandidatesCopy is VectorCandidates's candidates found with the
+// copy of the search index: the best candidates by BM25 of the records
+// with a vector of model that hold one of the terms (all of them if
+// fewer), given to scorer. ok is false if the copy cannot rank them.
+func (s *Store) vectorCandidatesCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, scorer *embed.TermScorer[string], match []string, candidates int, gen int64) (bool, error) {
+	var terms []string
+	for _, t := range match {
+		if t != "" && !strings.ContainsRune(t, '"') {
+			terms = append(terms, t)
+		}
+	}
+	cq := q
+	cq.Limit = candidates
+	best, ok, err := s.bestEligible(ctx, sc, cq, terms, gen, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
+	if !ok || err != nil || len(best) == 0 {
+		return ok, err
+	}
+	ids := make(map[int64]string, len(best))
+	for _, b := range best {
+		ids[b.rid] = b.id
+	}
+	for rest := best; len(rest) > 0; {
+		n := checkSize(len(rest))
+		chunk := rest[:min(n, len(rest))]
+		rest = rest[len(chunk):]
+		args := make([]any, 0, n)
+		for _, b := range chunk {
+			args = append(args, b.rid)
+		}
+		for len(args) < n {
+			args = append(args, args[0])
+		}
+		rows, err := s.reader().QueryContext(ctx, `SELECT v.rid, v.vec FROM vectors v WHERE v.rid IN (`+placeholders(n)+`) AND v.model = ?`, append(args, model)...)
+		if err != nil {
+			return true, unavailable(err)
+		}
+		for rows.Next() {
+			var rid int64
+			var b sql.RawBytes // scored before the next row: no copy
+			if err := rows.Scan(&rid, &b); err != nil {
+				rows.Close()
+				return true, unavailable(err)
+			}
+			scorer.Add(ids[rid], b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return true, unavailable(err)
+		}
+	}
+	return true, nil
 }
 
 // LexicalRanks is Search's ranking (the same query) without reading the
