@@ -1,7 +1,6 @@
 package postings
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -84,12 +83,19 @@ func (x *Index) Rank(terms []string, s *Scratch) []Hit {
 	return s.acc
 }
 
-// before orders hits best first: the higher score, then the lower row.
+// better reports whether a ranks before b: the higher score, then the
+// lower row (scores are never NaN).
+func better(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.Row < b.Row }
+
+// before orders hits best first, for slices.SortFunc.
 func before(a, b Hit) int {
-	if c := cmp.Compare(b.Score, a.Score); c != 0 {
-		return c
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
 	}
-	return cmp.Compare(a.Row, b.Row)
+	return 0
 }
 
 // Best moves the n best of hits (by score, then by row) to its front, in
@@ -109,7 +115,7 @@ func Best(hits []Hit, n int) []Hit {
 		down(h, i)
 	}
 	for i := n; i < len(hits); i++ {
-		if before(hits[i], h[0]) < 0 {
+		if better(hits[i], h[0]) {
 			hits[i], h[0] = h[0], hits[i]
 			down(h, 0)
 		}
@@ -123,10 +129,10 @@ func Best(hits []Hit, n int) []Hit {
 func down(h []Hit, i int) {
 	for {
 		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && before(h[l], h[worst]) > 0 {
+		if l < len(h) && better(h[worst], h[l]) {
 			worst = l
 		}
-		if r < len(h) && before(h[r], h[worst]) > 0 {
+		if r < len(h) && better(h[worst], h[r]) {
 			worst = r
 		}
 		if worst == i {
