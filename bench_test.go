@@ -126,10 +126,16 @@ func seeded(b *testing.B, n int) (*env, *custody.Caller) {
 }
 
 // awaitSearch builds the store's copy of the search index in memory, as
-// serve does as it starts, and waits for it.
+// serve does as it starts, and waits for it (CUSTODY_BENCH_VERBOSE=1
+// prints how long that took).
 func awaitSearch(e *env) {
+	start := time.Now()
 	e.store.PrepareSearch()
 	e.store.AwaitSearchIndex()
+	if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+		records, bytes, _, _ := e.store.SearchIndexStats()
+		fmt.Fprintf(os.Stderr, "search index copy: %d records, %.1f MB, built in %v\n", records, float64(bytes)/1e6, time.Since(start))
+	}
 }
 
 // settle brings the store to where an idle server's would be a moment
@@ -316,6 +322,8 @@ func BenchmarkListSparse(b *testing.B) {
 
 func BenchmarkSearch(b *testing.B) {
 	e, alice := seeded(b, benchRecords(b))
+	_, bytes, _, _ := e.store.SearchIndexStats()
+	b.ReportMetric(float64(bytes)/1e6, "index-MB") // the copy in memory
 	timed(b, func(i int) error {
 		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
 		if err != nil || len(hits) == 0 {
