@@ -64,19 +64,19 @@ func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
 // insert, so that the store's copy of the index (search_index.go) gets
 // the same terms without computing them again.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
-	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
+	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
 	}
 	var ops []indexOp
 	for rows.Next() {
 		var op indexOp
-		var body, key string
-		if err := rows.Scan(&op.rid, &body, &key); err != nil {
+		var body, key, tenant, owner, audience string
+		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience); err != nil {
 			rows.Close()
 			return false, err
 		}
-		op.body, op.key = lexical.Document(body), lexical.Document(key)
+		op.body, op.key, op.part = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience)
 		ops = append(ops, op)
 	}
 	rows.Close()

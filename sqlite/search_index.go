@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/internal/postings"
 )
@@ -43,9 +44,28 @@ const DefaultSearchMemory = 1 << 30
 type indexOp struct {
 	rid       int64
 	body, key []string
+	part      string // its partition (searchPart), for an addition or a move
 	remove    bool
+	move      bool // its audience changed: only its partition
 	// reset is the whole index deleted (Reindex): the copy is built again.
 	reset bool
+}
+
+// searchPart is the partition of the copy a record is in
+// (internal/postings): its owner's, if only its owner may read it, or its
+// tenant's shared one. A search ranks the caller's two: no record of
+// another partition can be eligible for it (rule 4), so the caller pays
+// for the matches it may see, not for every user's.
+func searchPart(tenant, owner, audience string) string {
+	if audience == custody.AudienceOwner {
+		return "o\x00" + tenant + "\x00" + owner
+	}
+	return "s\x00" + tenant
+}
+
+// searchParts are the partitions whose records may be eligible for sc.
+func searchParts(sc custody.Scope) []string {
+	return []string{searchPart(sc.Tenant, sc.Subject, custody.AudienceOwner), searchPart(sc.Tenant, "", custody.AudienceTenant)}
 }
 
 // searchIndex is the store's copy of the search index and its state.
@@ -137,10 +157,13 @@ func (si *searchIndex) applyLocked(c committed) {
 			si.x, si.over = nil, true
 			return
 		}
-		if op.remove {
+		switch {
+		case op.remove:
 			si.x.Remove(uint32(op.rid), op.body, op.key)
-		} else {
-			si.x.Add(uint32(op.rid), op.body, op.key)
+		case op.move:
+			si.x.Move(uint32(op.rid), op.part)
+		default:
+			si.x.Add(uint32(op.rid), op.part, op.body, op.key)
 		}
 	}
 	si.gen = c.gen
@@ -212,7 +235,7 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 	if afterSearchSnapshot != nil {
 		afterSearchSnapshot()
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key FROM records r
+	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
 	if err != nil {
 		return nil, 0, err
@@ -221,8 +244,8 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 	x := postings.New()
 	for n := 0; rows.Next(); n++ {
 		var rid int64
-		var body, key string
-		if err := rows.Scan(&rid, &body, &key); err != nil {
+		var body, key, tenant, owner, audience string
+		if err := rows.Scan(&rid, &body, &key, &tenant, &owner, &audience); err != nil {
 			return nil, 0, err
 		}
 		if rid > math.MaxUint32 {
@@ -232,7 +255,7 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 			slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5", "row", rid)
 			return nil, 0, nil
 		}
-		x.Add(uint32(rid), lexical.Document(body), lexical.Document(key))
+		x.Add(uint32(rid), searchPart(tenant, owner, audience), lexical.Document(body), lexical.Document(key))
 		if n%4096 == 4095 && s.search.outgrown(x) {
 			return nil, 0, nil
 		}

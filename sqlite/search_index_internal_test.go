@@ -146,6 +146,30 @@ func TestSearchCopyKeptInStep(t *testing.T) {
 	}
 	copyInStep(t, s)
 
+	// Shared with the tenant, alice's record is found by bob; and not once
+	// it is hers alone again (the copy ranks by partition).
+	bobFinds := func() bool {
+		hits, err := s.Search(ctx, custody.Scope{Tenant: "acme", Subject: "bob", Now: time.Now().Add(time.Minute)}, custody.SearchQuery{Text: "kept ledger", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits) == 1 && hits[0].ID == kept.ID
+	}
+	if bobFinds() {
+		t.Fatal("bob finds alice's own record")
+	}
+	for _, audience := range []string{custody.AudienceTenant, custody.AudienceOwner} {
+		shared := *kept
+		shared.Audience = audience
+		if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &shared) }); err != nil {
+			t.Fatal(err)
+		}
+		copyInStep(t, s)
+		if got := bobFinds(); got != (audience == custody.AudienceTenant) {
+			t.Fatalf("audience %s: bob finds it %v", audience, got)
+		}
+	}
+
 	erased := *a
 	erased.Body, erased.Erased = "", true
 	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {

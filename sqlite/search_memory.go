@@ -34,8 +34,8 @@ var inlineBuildRows int64 = 20000
 // sc's hits; ok is false if the search must rank with FTS5 instead. A
 // copy not built yet is built first on a small store (inlineBuildRows),
 // and on its own goroutine on a larger one.
-func (s *Store) rankCopy(ctx context.Context, terms []string, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
-	hits, ok, build := s.rankHeld(terms, gen, sc)
+func (s *Store) rankCopy(ctx context.Context, terms, parts []string, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
+	hits, ok, build := s.rankHeld(terms, parts, gen, sc)
 	if build {
 		var last int64
 		err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM records`).Scan(&last)
@@ -44,7 +44,7 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, gen int64, sc *pos
 			s.startSearchBuild()
 		case s.claimBuild():
 			s.buildSearchIndex(ctx)
-			hits, ok, _ = s.rankHeld(terms, gen, sc)
+			hits, ok, _ = s.rankHeld(terms, parts, gen, sc)
 		}
 	}
 	if !ok {
@@ -53,15 +53,15 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, gen int64, sc *pos
 	return hits, ok
 }
 
-// rankHeld ranks terms with the copy if it holds generation gen; build is
+// rankHeld ranks terms over the partitions parts with the copy if it holds generation gen; build is
 // whether a build should start (none runs, and the copy is missing or
 // another connection made it stale).
-func (s *Store) rankHeld(terms []string, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok, build bool) {
+func (s *Store) rankHeld(terms, parts []string, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok, build bool) {
 	si := &s.search
 	si.mu.RLock()
 	x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
 	if !off && x != nil && held == gen && !si.building {
-		hits = x.Rank(terms, sc)
+		hits = x.Rank(terms, parts, sc)
 		si.mu.RUnlock()
 		si.byCopy.Add(1)
 		return hits, true, false
@@ -171,7 +171,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		scratch = new(postings.Scratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, ok := s.rankCopy(ctx, terms, gen, scratch)
+	hits, ok := s.rankCopy(ctx, terms, searchParts(sc), gen, scratch)
 	if !ok {
 		return nil, false, nil
 	}

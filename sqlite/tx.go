@@ -186,8 +186,8 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	var rid int64
 	var wasErased bool
-	var oldParents, oldBody, key string
-	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents, body, key FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents, &oldBody, &key); err != nil {
+	var oldParents, oldBody, key, owner, oldAudience string
+	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents, body, key, owner, audience FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents, &oldBody, &key, &owner, &oldAudience); err != nil {
 		return notFound(err)
 	}
 	parents := jsonText(r.Parents)
@@ -202,6 +202,10 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		if err := t.unindex(ctx, rid, oldBody, key); err != nil {
 			return err
 		}
+	}
+	if r.Audience != oldAudience && !r.Erased {
+		// The search index's copy ranks by partition (search_index.go).
+		t.changedIndex(indexOp{rid: rid, move: true, part: searchPart(r.Tenant, owner, r.Audience)})
 	}
 	// Edges follow the parents (a rebuild may drop weak parents that are out).
 	if parents == oldParents {

@@ -7,6 +7,13 @@
 // the key counts half), and the same floating-point expression in the
 // same order.
 //
+// Each row is in one partition, a string its owner chooses (the SQLite
+// store: the record's owner, for a record only its owner may read, or its
+// tenant, for one shared), and a ranking may keep only the rows of the
+// partitions it names: a caller then pays for the matches it may see,
+// not for every user's. The statistics of the scores stay those of the
+// whole index, as FTS5's are.
+//
 // An Index is not safe for concurrent use: its owner serialises changes
 // against rankings (the SQLite store holds it under a read-write lock).
 package postings
@@ -35,7 +42,10 @@ type Index struct {
 	free  []uint32 // lists emptied by Remove, for reuse
 	// lens holds, by row, 1 + the row's number of terms (body and key),
 	// or 0 for a row not in the index.
-	lens   []uint32
+	lens []uint32
+	// part holds, by row, its partition's number in parts (from 1).
+	part   []uint32
+	parts  map[string]uint32
 	rows   int64
 	tokens int64
 	// postings counts every posting, single or in a list; text the
@@ -50,7 +60,7 @@ type list struct {
 }
 
 // New returns an empty index.
-func New() *Index { return &Index{terms: map[string]uint64{}} }
+func New() *Index { return &Index{terms: map[string]uint64{}, parts: map[string]uint32{}} }
 
 // Rows is the number of rows in the index.
 func (x *Index) Rows() int64 { return x.rows }
@@ -62,7 +72,7 @@ func (x *Index) Has(row uint32) bool { return int(row) < len(x.lens) && x.lens[r
 // text, its lists and its row lengths.
 func (x *Index) Bytes() int64 {
 	const entry = 40 // a map slot (string header, value, control) and the term's own allocation
-	return int64(len(x.terms))*entry + x.text + int64(cap(x.lists))*48 + x.postings*6 + int64(cap(x.lens))*4
+	return int64(len(x.terms))*entry + x.text + int64(cap(x.lists))*48 + x.postings*6 + int64(cap(x.lens)+cap(x.part))*4 + int64(len(x.parts))*entry
 }
 
 // Matches is how many rows hold term.
@@ -101,21 +111,41 @@ func sat(w, d uint16) uint16 {
 	return w + d
 }
 
-// Add indexes row with the terms of its body and key (in any order, with
-// repeats, as internal/lexical.Document gives them). A row already in the
-// index is left as it is: remove it first to change it.
-func (x *Index) Add(row uint32, body, key []string) {
+// Add indexes row, in partition part, with the terms of its body and key
+// (in any order, with repeats, as internal/lexical.Document gives them).
+// A row already in the index is left as it is: remove it first to change
+// its terms.
+func (x *Index) Add(row uint32, part string, body, key []string) {
 	if x.Has(row) {
 		return
 	}
 	if n := int(row) + 1; n > len(x.lens) {
 		x.lens = append(x.lens, make([]uint32, n-len(x.lens))...)
+		x.part = append(x.part, make([]uint32, n-len(x.part))...)
 	}
 	x.lens[row] = uint32(1 + len(body) + len(key))
+	x.part[row] = x.partition(part)
 	x.rows++
 	x.tokens += int64(len(body) + len(key))
 	for t, w := range weights(body, key) {
 		x.addPosting(t, row, w)
+	}
+}
+
+// partition is part's number, given it now if it has none.
+func (x *Index) partition(part string) uint32 {
+	id, ok := x.parts[part]
+	if !ok {
+		id = uint32(len(x.parts) + 1)
+		x.parts[part] = id
+	}
+	return id
+}
+
+// Move puts row, if it is in the index, in partition part.
+func (x *Index) Move(row uint32, part string) {
+	if x.Has(row) {
+		x.part[row] = x.partition(part)
 	}
 }
 
@@ -224,7 +254,7 @@ func (x *Index) Equal(y *Index) bool {
 		return false
 	}
 	for i := range max(len(x.lens), len(y.lens)) {
-		if x.length(uint32(i)) != y.length(uint32(i)) {
+		if x.length(uint32(i)) != y.length(uint32(i)) || x.partOf(uint32(i)) != y.partOf(uint32(i)) {
 			return false
 		}
 	}
@@ -245,4 +275,17 @@ func (x *Index) length(row uint32) uint32 {
 		return x.lens[row]
 	}
 	return 0
+}
+
+// partOf is the name of row's partition ("" for a row not in the index).
+func (x *Index) partOf(row uint32) string {
+	if !x.Has(row) {
+		return ""
+	}
+	for name, id := range x.parts {
+		if id == x.part[row] {
+			return name
+		}
+	}
+	return ""
 }

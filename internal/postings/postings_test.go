@@ -9,13 +9,17 @@ import (
 	"pgregory.net/rapid"
 )
 
-// model is the index as the plainest code holds it: each row's terms.
-type model struct{ body, key map[uint32][]string }
+// model is the index as the plainest code holds it: each row's terms and
+// partition.
+type model struct {
+	body, key map[uint32][]string
+	part      map[uint32]string
+}
 
 // rank is Rank computed from the model row by row, term by term, as
 // fts5_aux.c's bm25 computes it for a row: every term of the query in
 // order, a term the row lacks adding nothing.
-func (m model) rank(terms []string) []Hit {
+func (m model) rank(terms []string, parts []string) []Hit {
 	var n, tokens int64
 	for r := range m.body {
 		n++
@@ -40,6 +44,9 @@ func (m model) rank(terms []string) []Hit {
 	}
 	var out []Hit
 	for r := range m.body {
+		if parts != nil && !slices.Contains(parts, m.part[r]) {
+			continue
+		}
 		var score float64
 		matched := false
 		for i, t := range terms {
@@ -82,32 +89,44 @@ func terms(t *rapid.T, label string) []string {
 func TestIndexAgreesWithModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := New()
-		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}}
+		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, part: map[uint32]string{}}
+		partition := rapid.SampledFrom([]string{"alice", "bob", "shared"})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
 			row := rapid.Uint32Range(0, 40).Draw(t, "row")
-			if _, in := m.body[row]; in && rapid.Bool().Draw(t, "remove") {
-				x.Remove(row, m.body[row], m.key[row])
-				delete(m.body, row)
-				delete(m.key, row)
-				continue
+			if _, in := m.body[row]; in {
+				switch rapid.IntRange(0, 2).Draw(t, "change") {
+				case 0:
+					x.Remove(row, m.body[row], m.key[row])
+					delete(m.body, row)
+					delete(m.key, row)
+					delete(m.part, row)
+					continue
+				case 1:
+					p := partition.Draw(t, "moved to")
+					x.Move(row, p)
+					m.part[row] = p
+					continue
+				}
 			}
-			body, key := terms(t, "body"), terms(t, "key")
-			x.Add(row, body, key) // a row already in stays as it is
+			body, key, p := terms(t, "body"), terms(t, "key"), partition.Draw(t, "partition")
+			x.Add(row, p, body, key) // a row already in stays as it is
 			if _, in := m.body[row]; !in {
-				m.body[row], m.key[row] = body, key
+				m.body[row], m.key[row], m.part[row] = body, key, p
 			}
 		}
 		var s Scratch
 		for _, q := range [][]string{vocabulary, {"ledger"}, {"x", "plumber"}, {"absent"}, {"budget", "acct-7777", "ledger"}} {
-			got := slices.Clone(x.Rank(q, &s))
-			want := m.rank(q)
-			if !slices.Equal(got, want) {
-				t.Fatalf("Rank(%v) = %v, want %v", q, got, want)
+			for _, parts := range [][]string{nil, {"alice", "shared"}, {"bob"}, {"nobody"}, {"alice", "bob", "shared"}} {
+				got := slices.Clone(x.Rank(q, parts, &s))
+				want := m.rank(q, parts)
+				if !slices.Equal(got, want) {
+					t.Fatalf("Rank(%v, %v) = %v, want %v", q, parts, got, want)
+				}
 			}
 		}
 		fresh := New()
 		for r, body := range m.body {
-			fresh.Add(r, body, m.key[r])
+			fresh.Add(r, m.part[r], body, m.key[r])
 		}
 		if !x.Equal(fresh) || !fresh.Equal(x) {
 			t.Fatal("the index differs from one built afresh from the same rows")

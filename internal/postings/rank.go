@@ -33,17 +33,31 @@ func (x *Index) postingsOf(t string, s *Scratch) ([]uint32, []uint16) {
 	return l.rows, l.w
 }
 
-// Rank scores every row that holds one of terms (distinct, in the order
-// of the query) and returns them by row. A score is
+// Rank scores every row of the partitions parts (all rows if parts is
+// nil) that holds one of terms (distinct, in the order of the query), and
+// returns them by row. A score is
 // bm25(records_fts, 1.0, 0.5) negated: the sum, over the terms in order,
 // of idf × f(k1+1) / (f + k1(1 − b + b·D/avgdl)), with f the term's
 // occurrences in the body plus half those in the key, D the row's terms
 // and avgdl the mean over the rows; idf is ln((N − n + ½)/(n + ½)) for a
 // term in n of N rows, and 10⁻⁶ where that is not positive.
-func (x *Index) Rank(terms []string, s *Scratch) []Hit {
+func (x *Index) Rank(terms []string, parts []string, s *Scratch) []Hit {
 	s.acc = s.acc[:0]
 	if x.rows == 0 {
 		return s.acc
+	}
+	// keep lists the partitions' numbers: at most two are looked for
+	// (the SQLite store's caller: its own, and its tenant's shared), more
+	// in a slice.
+	all := parts == nil
+	var keep [2]uint32
+	var more []uint32
+	for i, p := range parts {
+		if id := x.parts[p]; i < len(keep) {
+			keep[i] = id
+		} else {
+			more = append(more, id)
+		}
 	}
 	avgdl := float64(x.tokens) / float64(x.rows)
 	for _, t := range terms {
@@ -59,6 +73,13 @@ func (x *Index) Rank(terms []string, s *Scratch) []Hit {
 		// Merge the term's postings into the scores so far, both by row.
 		next, acc, i := s.next[:0], s.acc, 0
 		for j, row := range rows {
+			n := x.lens[row]
+			if n == 0 {
+				continue // removed with other terms than it was added with
+			}
+			if p := x.part[row]; !all && p != keep[0] && p != keep[1] && !slices.Contains(more, p) {
+				continue // a partition not asked for
+			}
 			for i < len(acc) && acc[i].Row < row {
 				next = append(next, acc[i])
 				i++
@@ -67,10 +88,6 @@ func (x *Index) Rank(terms []string, s *Scratch) []Hit {
 			if i < len(acc) && acc[i].Row == row {
 				score = acc[i].Score
 				i++
-			}
-			n := x.lens[row]
-			if n == 0 {
-				continue // removed with other terms than it was added with
 			}
 			f := float64(ws[j]) * 0.5
 			D := float64(n - 1)
