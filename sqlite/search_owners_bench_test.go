@@ -41,7 +41,7 @@ func BenchmarkSearchOneOfManyOwners(b *testing.B) {
 						at := storetest.Start.Add(time.Duration(i) * time.Millisecond)
 						owner := fmt.Sprintf("u%d", i%100)
 						r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: owner,
-							Namespace: "bench", Class: custody.ClassFact, Body: storetest.Common.Query(rng.IntN(1 << 20)) + " " + storetest.Common.Query(rng.IntN(1<<20)) + " " + storetest.Common.Query(rng.IntN(1<<20)),
+							Namespace: "bench", Class: custody.ClassFact, Body: storetest.Common.Query(rng.IntN(1<<20)) + " " + storetest.Common.Query(rng.IntN(1<<20)) + " " + storetest.Common.Query(rng.IntN(1<<20)),
 							Channel: custody.ChannelUser, Writer: "acme/" + owner, Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
 							State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
 						if err := tx.InsertRecord(b.Context(), r); err != nil {
