@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"encoding/json"
 	"maps"
 	"strconv"
 	"strings"
@@ -111,7 +110,7 @@ func readReceipt(text string, r *custody.Record) (*custody.Receipt, error) {
 		return nil, nil
 	}
 	var s storedReceipt
-	if err := json.Unmarshal([]byte(text), &s); err != nil {
+	if err := parseReceipt(text, &s); err != nil {
 		return nil, err
 	}
 	for _, e := range elisions {
