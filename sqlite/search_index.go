@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/internal/postings"
 )
 
@@ -207,77 +205,6 @@ func (si *searchIndex) finishBuild(x *postings.Index, gen int64) {
 			return
 		}
 	}
-}
-
-// buildSearchIndex builds the copy from the records in records_fts (live
-// and not pending) in one read snapshot, with the generation it holds.
-func (s *Store) buildSearchIndex(ctx context.Context) {
-	x, gen, err := s.readSearchIndex(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			slog.Warn("search: could not build the in-memory index; ranking with FTS5 until the next search tries again", "err", err)
-		}
-		x = nil
-	}
-	s.search.finishBuild(x, gen)
-}
-
-func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	var gen int64
-	if err := tx.QueryRowContext(ctx, `SELECT gen FROM search_generation`).Scan(&gen); err != nil {
-		return nil, 0, err
-	}
-	if afterSearchSnapshot != nil {
-		afterSearchSnapshot()
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience FROM records r
- WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	x := postings.New()
-	for n := 0; rows.Next(); n++ {
-		var rid int64
-		var body, key, tenant, owner, audience string
-		if err := rows.Scan(&rid, &body, &key, &tenant, &owner, &audience); err != nil {
-			return nil, 0, err
-		}
-		if rid > math.MaxUint32 {
-			s.search.mu.Lock()
-			s.search.over = true
-			s.search.mu.Unlock()
-			slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5", "row", rid)
-			return nil, 0, nil
-		}
-		x.Add(uint32(rid), searchPart(tenant, owner, audience), lexical.Document(body), lexical.Document(key))
-		if n%4096 == 4095 && s.search.outgrown(x) {
-			return nil, 0, nil
-		}
-	}
-	if err := rows.Err(); err != nil || s.search.outgrown(x) {
-		return nil, 0, err
-	}
-	return x, gen, nil
-}
-
-// outgrown reports whether x passes the memory bound, and if so turns the
-// copy off (FTS5 ranks from then on) and says so.
-func (si *searchIndex) outgrown(x *postings.Index) bool {
-	if x.Bytes() <= si.limit {
-		return false
-	}
-	si.mu.Lock()
-	si.over = true
-	si.mu.Unlock()
-	slog.Warn("search: the in-memory index passed its memory bound; ranking with FTS5 from now on (raise --search-memory to keep it)",
-		"bound_bytes", si.limit, "records", x.Rows())
-	return true
 }
 
 // SearchIndexStats reports on the copy of the search index in memory:
