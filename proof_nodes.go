@@ -15,16 +15,16 @@ import (
 // hash of a complete subtree and never changes once stored (the log only
 // grows), so the service keeps the nodes of the upper levels it has read,
 // and a proof reads only the lower ones from the store. At a million
-// leaves that is 8 of about 20 nodes a proof. Verify, tiles and the
+// leaves that is 5 of about 20 nodes a proof. Verify, tiles and the
 // writer read the store itself, never this copy.
 const (
-	// proofCacheLevel is the lowest level kept: nodes of 256 leaves and
-	// up, of which a tree of n leaves has about n/256.
-	proofCacheLevel = 8
+	// proofCacheLevel is the lowest level kept: nodes of 32 leaves and
+	// up, of which a tree of n leaves has about n/16.
+	proofCacheLevel = 5
 	// proofCacheNodes bounds the nodes kept, over all tenants (about
-	// 130 bytes each, 8.5 MB in all): the upper levels of 16 million
+	// 130 bytes each, 17 MB in all): the upper levels of 2 million
 	// leaves. Once it is full, further nodes are read, not kept.
-	proofCacheNodes = 1 << 16
+	proofCacheNodes = 1 << 17
 )
 
 // proofNodes is the service's copy of upper-level tree nodes, by tenant
