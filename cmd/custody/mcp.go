@@ -110,6 +110,7 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 			return err
 		}
 		defer st.Close()
+		prepareSearch(st)
 		p, err := svc.Authenticate(ctx, *token)
 		if errors.Is(err, custody.ErrUnauthenticated) {
 			return fmt.Errorf("the token is not one of the store %s: create a principal with custody principal add --db %s", sf.db, sf.db)

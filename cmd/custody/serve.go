@@ -92,9 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
-	if p, ok := st.(interface{ PrepareSearch() }); ok {
-		p.PrepareSearch() // the copy of the search index, built beside the server starting
-	}
+	prepareSearch(st)
 	defer startEmbedding(svc, logger).Close() // before the store closes
 	accepted, err := checkPublished(ctx, svc, sf, *acceptRollback, stderr)
 	if err != nil {

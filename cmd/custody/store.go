@@ -168,3 +168,12 @@ func storeOrServer(fs *flag.FlagSet) (offline bool, err error) {
 	}
 	return offline, nil
 }
+
+// prepareSearch starts building the embedded store's copy of its search
+// index in memory, for a command that serves searches for a while (serve,
+// mcp): the first searches need not be ranked by FTS5 while it is built.
+func prepareSearch(st custody.Store) {
+	if p, ok := st.(interface{ PrepareSearch() }); ok {
+		p.PrepareSearch()
+	}
+}
