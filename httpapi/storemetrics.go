@@ -38,12 +38,12 @@ func (m *metrics) storeGauges(st custody.Store) {
 		}, func() float64 { _, b, _, _ := c.SearchIndexStats(); return float64(b) }))
 		register(m.reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "custody_sqlite_searches_ranked_total",
-			Help:        "Lexical rankings, by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
+			Help:        "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
 			ConstLabels: prometheus.Labels{"by": "memory"},
 		}, func() float64 { _, _, n, _ := c.SearchIndexStats(); return float64(n) }))
 		register(m.reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "custody_sqlite_searches_ranked_total",
-			Help:        "Lexical rankings, by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
+			Help:        "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
 			ConstLabels: prometheus.Labels{"by": "fts5"},
 		}, func() float64 { _, _, _, n := c.SearchIndexStats(); return float64(n) }))
 	}

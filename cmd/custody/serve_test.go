@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,5 +105,52 @@ func TestServeRateFlagsChecked(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("serve %v: %v; want a usage error", args, err)
 		}
+	}
+}
+
+// serve ranks searches with the search index's copy in memory, and with
+// FTS5 alone under --search-memory 0; both find the record. A negative
+// bound is refused.
+func TestServeSearchMemory(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		by   string // the ranking the search is counted under
+	}{{nil, "memory"}, {[]string{"--search-memory", "0"}, "fts5"}} {
+		url, token := startServe(t, tc.args...)
+		do := func(method, path, body string) string {
+			req, err := http.NewRequest(method, url+path, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode >= 300 {
+				t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+			}
+			return string(b)
+		}
+		do("POST", "/v1/memories", `{"namespace":"n","class":"fact","body":"the plumber's invoice","channel":"user"}`)
+		if got := do("POST", "/v1/search", `{"query":"plumber"}`); !strings.Contains(got, "plumber's invoice") {
+			t.Fatalf("serve %v: the search found nothing: %s", tc.args, got)
+		}
+		// A search is one ranking or more (its lexical list, the semantic
+		// list's candidates, the feedback list): all of them by one.
+		metrics := do("GET", "/metrics", "")
+		for _, by := range []string{"memory", "fts5"} {
+			v := regexp.MustCompile(`(?m)^custody_sqlite_searches_ranked_total\{by="` + by + `"\} (\d+)$`).FindStringSubmatch(metrics)
+			if v == nil || (v[1] == "0") == (by == tc.by) {
+				t.Errorf("serve %v: rankings by %s: %v; want them all by %s", tc.args, by, v, tc.by)
+			}
+		}
+	}
+	_, _, err := run(t, "", runServe, "--db", filepath.Join(t.TempDir(), "c.db"), "--search-memory", "-1")
+	var ue usageError
+	if !errors.As(err, &ue) {
+		t.Errorf("serve --search-memory -1: %v; want a usage error", err)
 	}
 }
