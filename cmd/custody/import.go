@@ -96,7 +96,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		items = items[:*count]
 	}
 
-	var submit func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error)
+	// submit sends one batch and returns the states of its candidates.
+	var submit func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error)
 	if offline {
 		svc, st, err := sf.open(ctx, stderr)
 		if err != nil {
@@ -111,13 +112,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		submit = func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error) {
-			return c.Batch(ctx, httpapi.BatchRequest{Subject: cf.subject, Items: batch})
+		submit = func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error) {
+			return c.BatchStates(ctx, httpapi.BatchRequest{Subject: cf.subject, Items: batch})
 		}
 	}
 
 	batches := splitBatches(items)
-	decisions := make([][]*custody.Decision, len(batches))
+	decided := make([][]custody.State, len(batches))
 	states := map[custody.State]int{}
 	p := newProgress(stderr, "importing")
 	done := 0
@@ -127,14 +128,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			reqs[j] = it.req
 		}
 		var err error
-		decisions[i], err = submit(ctx, reqs)
+		decided[i], err = submit(ctx, reqs)
 		return err
 	}, func(i int, err error) {
 		if err != nil {
 			return
 		}
-		for _, d := range decisions[i] {
-			states[d.State]++
+		for _, st := range decided[i] {
+			states[st]++
 		}
 		done += len(batches[i].items)
 		p.update(uint64(done), uint64(len(items)))
@@ -244,7 +245,7 @@ func keyOrder(batches []importBatch) func(int) int {
 
 // storeSubmitter submits batches straight into the store, as the principal
 // tenant/name acting for subject.
-func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, subject string) (func(context.Context, []httpapi.MemoryRequest) ([]*custody.Decision, error), error) {
+func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, subject string) (func(context.Context, []httpapi.MemoryRequest) ([]custody.State, error), error) {
 	var p *custody.Principal
 	err := svc.Store().View(ctx, func(tx custody.Tx) (err error) {
 		p, err = tx.Principal(ctx, tenant, name)
@@ -260,7 +261,7 @@ func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, sub
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error) {
+	return func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error) {
 		cands := make([]custody.Candidate, len(batch))
 		for i, req := range batch {
 			if req.Subject != "" && req.Subject != subject {
@@ -273,7 +274,15 @@ func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, sub
 			}
 			cands[i] = cand
 		}
-		return svc.RememberBatch(ctx, c, cands)
+		ds, err := svc.RememberBatch(ctx, c, cands)
+		if err != nil {
+			return nil, err
+		}
+		states := make([]custody.State, len(ds))
+		for i, d := range ds {
+			states[i] = d.State
+		}
+		return states, nil
 	}, nil
 }
 
