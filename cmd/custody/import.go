@@ -36,7 +36,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	in := fs.String("in", "", "JSON Lines `file` of candidates, one POST /v1/memories body a line (\"-\" for stdin)")
 	skip := fs.Int("skip", 0, "skip the first `n` candidates (to go on after an import stopped at a bad line)")
 	count := fs.Int("count", 0, "import only the `n` candidates after those skipped (0: all of them)")
-	parallel := fs.Int("parallel", bulk.DefaultParallel, "batches in `flight` at once: the server decides one while it writes the one before")
+	parallel := fs.Int("parallel", bulk.DefaultParallel, "keep `n` batches in flight: one is decided while the one before is written (1: one at a time)")
 	tenant := fs.String("tenant", "", "with --db or --postgres: the `tenant` of the principal that writes")
 	principal := fs.String("principal", "", "with --db or --postgres: the `name` of the principal that writes")
 	fs.Usage = func() {
@@ -45,8 +45,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Submits candidates from a JSON Lines file, each line a POST /v1/memories body such as\n"+
 			"  {\"namespace\":\"profile\",\"class\":\"fact\",\"body\":\"...\",\"channel\":\"user\"}\n"+
 			"in batches of up to %d (POST /v1/memories/batch with $CUSTODY_TOKEN, or straight into the store\n"+
-			"with --db or --postgres, as the principal named), --parallel of them in flight at once: the server\n"+
-			"decides the candidates of one batch while it writes the one before. Each candidate is decided on\n"+
+			"with --db or --postgres, as the principal named), --parallel of them in flight at once: the\n"+
+			"candidates of one batch are decided while the one before is written. Each candidate is decided on\n"+
 			"its own; a batch with a bad line is refused whole and the import stops there, naming the line:\n"+
 			"no batch is sent after it. A batch sent before the refusal was known (with --parallel 2, the one\n"+
 			"right after it) is still answered and may be written; the error then names its lines and the\n"+
