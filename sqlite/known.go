@@ -23,6 +23,8 @@ type known struct {
 	// pauses are the tenants' pauses not resumed, whatever their end (an
 	// admission reads them: pauses.go), by tenant.
 	pauses map[string][]*custody.Pause
+	// held are the log rows the write under way holds back (log_hold.go).
+	held heldRows
 }
 
 // policyText is a tenant's active policy; found is false if it has none.
@@ -32,6 +34,7 @@ type policyText struct {
 }
 
 func (k *known) forget() {
+	k.held = heldRows{}
 	k.tips = nil
 	k.policies = nil
 	k.pauses = nil

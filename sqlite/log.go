@@ -87,6 +87,9 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	}
 	border := t.tip(tenant)
 	if border == nil {
+		if err := t.insertHeld(ctx); err != nil { // before reading the log
+			return 0, err
+		}
 		size, err := logSize(ctx, t, tenant)
 		if err != nil {
 			return 0, err
@@ -108,17 +111,25 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	if err != nil {
 		return fail(err)
 	}
-	if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
-		return fail(err)
-	}
-	// One statement for all the nodes (two on average, up to one per
-	// level): each statement run is a good part of an append's cost.
-	args := make([]any, 0, 4*len(nodes))
-	for _, n := range nodes {
-		args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
-	}
-	if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
-		return fail(err)
+	if t.holding() { // log_hold.go
+		h := &t.known.held
+		h.leaves = append(h.leaves, tenant, size, leaf)
+		for _, n := range nodes {
+			h.nodes = append(h.nodes, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
+		}
+	} else {
+		if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
+			return fail(err)
+		}
+		// One statement for all the nodes (two on average, up to one per
+		// level): each statement run is a good part of an append's cost.
+		args := make([]any, 0, 4*len(nodes))
+		for _, n := range nodes {
+			args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
+		}
+		if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
+			return fail(err)
+		}
 	}
 	if t.known != nil {
 		if t.known.tips == nil {
@@ -178,17 +189,28 @@ func (s *Store) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) 
 
 // LogTenants lists the tenants that have a log in the transaction's
 // snapshot.
-func (t *txn) LogTenants(ctx context.Context) ([]string, error) { return logTenants(ctx, t) }
+func (t *txn) LogTenants(ctx context.Context) ([]string, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
+	return logTenants(ctx, t)
+}
 
 // LogSize is the number of leaves of tenant's log in the transaction's
 // snapshot.
 func (t *txn) LogSize(ctx context.Context, tenant string) (uint64, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return 0, err
+	}
 	return logSize(ctx, t, tenant)
 }
 
 // Leaves returns tenant's leaves in [start, end) of the transaction's
 // snapshot.
 func (t *txn) Leaves(ctx context.Context, tenant string, start, end uint64) ([]custody.Leaf, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
 	return readLeaves(ctx, t, tenant, start, end)
 }
 
@@ -197,6 +219,9 @@ func (t *txn) Leaves(ctx context.Context, tenant string, start, end uint64) ([]c
 // cache (the store's own Nodes, a proof's, keeps one per count: parsing
 // it was a fifth of a proof).
 func (t *txn) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
 	return readNodes(ctx, t.tx, tenant, ids)
 }
 
