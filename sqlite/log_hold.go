@@ -93,4 +93,5 @@ func (t *txn) insertHeld(ctx context.Context) error {
 	h.leaves, h.nodes = nil, nil
 	return nil
 }
+
 var _ custody.LogHolder = (*txn)(nil)
