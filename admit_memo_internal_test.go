@@ -59,9 +59,15 @@ func TestAdmitKeyIsWhole(t *testing.T) {
 	base := AdmissionInput{Principal: a, Channel: "user", Class: "fact", Audience: "owner"}
 	variants := []AdmissionInput{base}
 	for _, change := range []func(*AdmissionInput){
-		func(in *AdmissionInput) { in.Principal = &Principal{Tenant: "acme", Name: "bob", Roles: []string{"user"}} },
-		func(in *AdmissionInput) { in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user", "reviewer"}} },
-		func(in *AdmissionInput) { in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user,reviewer"}} },
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "bob", Roles: []string{"user"}}
+		},
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user", "reviewer"}}
+		},
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user,reviewer"}}
+		},
 		func(in *AdmissionInput) { in.Channel = "agent" },
 		func(in *AdmissionInput) { in.Class = "procedure" },
 		func(in *AdmissionInput) { in.Key = "k" },
