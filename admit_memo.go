@@ -14,11 +14,13 @@ import (
 // again without evaluating it: a bulk import of like candidates (one
 // principal, channel and class, no key) evaluated the same request a
 // thousand times a batch, a tenth of its work outside the writer. A
-// new policy text is a new Policy, with nothing kept.
+// new policy text is a new Policy, with nothing kept. Keyed candidates
+// are not kept: their keys seldom repeat, and they would only crowd out
+// those that do.
 
-// admitMemoMax bounds the decisions a policy keeps; past it they are
-// forgotten and made again.
-const admitMemoMax = 4096
+// admitMemoMax bounds the decisions a policy keeps (a few hundred bytes
+// each); past it they are forgotten and made again.
+const admitMemoMax = 512
 
 // admitMemo keeps decisions by input (admitKey).
 type admitMemo struct {
@@ -46,7 +48,7 @@ func (m *admitMemo) put(k string, a Admission) {
 // decision it made for the same input before. The caller owns what it is
 // given.
 func (p *Policy) Admit(in AdmissionInput) Admission {
-	if p.memo == nil {
+	if p.memo == nil || in.Key != "" {
 		return p.admit(in)
 	}
 	k := in.admitKey()

@@ -35,6 +35,9 @@ func TestAdmitMemoIsAdmit(t *testing.T) {
 		_, kept := p.memo.get(in.admitKey())
 		if kept {
 			hits++
+			if in.Key != "" {
+				t.Fatalf("a keyed input was kept: %+v", in)
+			}
 		}
 		got, want := p.Admit(in), p.admit(in)
 		if !reflect.DeepEqual(got, want) {
