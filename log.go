@@ -42,8 +42,7 @@ func (s *Service) appendSigned(ctx context.Context, tx Tx, key ed25519.PrivateKe
 	if e.Time.IsZero() {
 		e.Time = s.now()
 	}
-	e.Sign(key)
-	return tx.AppendLeaf(ctx, e.Tenant, e.Leaf())
+	return tx.AppendLeaf(ctx, e.Tenant, e.SignLeaf(key))
 }
 
 func (s *Service) principalKey(ctx context.Context, tx Tx, p *Principal) (ed25519.PrivateKey, error) {

@@ -34,6 +34,7 @@ type Policy struct {
 	risks          map[cedar.PolicyID]Risk
 	traces         map[cedar.PolicyID][]TraceSpec // @trace of gate rules (trace.go)
 	literals       map[cedar.PolicyID][]string    // string literals of gate rules, for ActionLabel
+	memo           *admitMemo                     // decisions made (admit_memo.go)
 }
 
 // PolicyVersion is the version of a policy text: hex SHA-256.
@@ -59,6 +60,7 @@ func ParsePolicy(text []byte) (*Policy, error) {
 		risks:          map[cedar.PolicyID]Risk{},
 		traces:         map[cedar.PolicyID][]TraceSpec{},
 		literals:       map[cedar.PolicyID][]string{},
+		memo:           &admitMemo{},
 	}
 	for id, pol := range set.All() {
 		ann := pol.Annotations()
@@ -204,10 +206,10 @@ func (in AdmissionInput) request() cedar.Request {
 	}
 }
 
-// Admit evaluates the admission policy. It never admits by default: no
+// admit evaluates the admission policy. It never admits by default: no
 // matching permit quarantines, and any evaluation error leaves the candidate
 // pending with the error in the decision (design rule 3).
-func (p *Policy) Admit(in AdmissionInput) Admission {
+func (p *Policy) admit(in AdmissionInput) Admission {
 	a := Admission{Inputs: in.inputs()}
 	req := in.request()
 	decision, diag := cedar.Authorize(p.all, nil, req)

@@ -91,8 +91,8 @@ func (s *Service) prepare(ctx context.Context, c *Caller, r *Record) *prepared {
 	d.State = v.receipt.Decision
 	e := transitionEntry(&d, "admission", "", v.receipt)
 	e.Actor, e.Time = c.Principal.ID(), now
-	e.Sign(key)
-	return &prepared{st: st, v: v, salt: d.Salt, key: key, entry: e, leaf: e.Leaf()}
+	leaf := e.SignLeaf(key)
+	return &prepared{st: st, v: v, salt: d.Salt, key: key, entry: e, leaf: leaf}
 }
 
 // applyAdmission decides the new record r against st, the state its

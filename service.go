@@ -193,7 +193,7 @@ func (s *Service) update(ctx context.Context, fn func(Tx) error) error {
 	var events []Event
 	err := s.store.Update(ctx, func(tx Tx) error {
 		events = events[:0] // a store may run fn again
-		return fn(&eventTx{Tx: tx, events: &events})
+		return holdingLog(ctx, tx, func() error { return fn(&eventTx{Tx: tx, events: &events}) })
 	})
 	if err == nil {
 		for _, e := range events {

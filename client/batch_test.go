@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/custody-mem/custody"
@@ -33,5 +34,29 @@ func TestClientBatch(t *testing.T) {
 	page, err := alice.List(ctx, client.ListOptions{Namespace: "n"})
 	if err != nil || len(page.Items) != 1 || page.Items[0].Body != "one" {
 		t.Fatalf("after the refused batch the namespace holds %+v, %v; want only the first admitted record", page, err)
+	}
+}
+
+// BatchStates writes as Batch does and returns the states alone, in the
+// order of the items; a bad item is the same error.
+func TestClientBatchStates(t *testing.T) {
+	ctx := t.Context()
+	url, principal := server(t)
+	alice := client.New(url, principal("alice", []string{"user"}))
+	states, err := alice.BatchStates(ctx, httpapi.BatchRequest{Items: []httpapi.MemoryRequest{
+		{Namespace: "n", Class: "procedure", Body: "two", Channel: "user"},
+		{Namespace: "n", Class: "fact", Body: "one", Channel: "user"},
+	}})
+	if want := []custody.State{custody.StateQuarantined, custody.StateAdmitted}; err != nil || !slices.Equal(states, want) {
+		t.Fatalf("BatchStates = %v, %v; want %v", states, err, want)
+	}
+	_, err = alice.BatchStates(ctx, httpapi.BatchRequest{Items: []httpapi.MemoryRequest{{Namespace: "n", Class: "fact", Body: "", Channel: "user"}}})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Field != "items[0].body" {
+		t.Fatalf("a batch with an empty body: %v; want invalid input naming items[0].body", err)
+	}
+	page, err := alice.List(ctx, client.ListOptions{Namespace: "n"})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Body != "one" {
+		t.Fatalf("after BatchStates the namespace holds %+v, %v; want the admitted record", page, err)
 	}
 }

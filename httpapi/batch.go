@@ -34,31 +34,23 @@ type batchEnvelope struct {
 }
 
 func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
-	var env batchEnvelope
-	if err := decodeJSON(w, r, s.opts.MaxBatchBytes, &env, false); err != nil {
-		return err
-	}
-	if len(env.Items) > custody.MaxBatch {
-		return badRequest("invalid_input", "items", fmt.Sprintf("a batch holds at most %d items and this one has %d; send it in parts of %d", custody.MaxBatch, len(env.Items), custody.MaxBatch))
-	}
-	subject, err := subjectOf(r, env.Subject)
+	body, err := readBody(w, r, s.opts.MaxBatchBytes)
 	if err != nil {
 		return err
 	}
-	cands := make([]custody.Candidate, len(env.Items))
-	for i, raw := range env.Items {
-		var req MemoryRequest
-		if err := decodeBytes(raw, &req, false); err != nil {
-			return itemError(i, err)
+	// The body is decoded in one pass. One that does not decode is decoded
+	// again item by item, which names the item at fault; the checks run in
+	// the same order both ways, so the first problem is the one reported.
+	var req BatchRequest
+	if err := decodeBytes(body, &req, false); err != nil {
+		if _, _, ierr := batchItems(r, body); ierr != nil {
+			return ierr
 		}
-		if req.Subject != "" && req.Subject != subject {
-			return itemError(i, badRequest("invalid_input", "subject", "an item may not name another subject than the batch's; send one batch per subject"))
-		}
-		c, err := req.candidate()
-		if err != nil {
-			return itemError(i, err)
-		}
-		cands[i] = c
+		return err
+	}
+	subject, cands, err := batchCandidates(r, req.Subject, len(req.Items), func(i int) (MemoryRequest, error) { return req.Items[i], nil })
+	if err != nil {
+		return err
 	}
 	c, err := s.caller(r, subject)
 	if err != nil {
@@ -68,8 +60,49 @@ func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, BatchResponse{Items: ds})
+	writeDecisions(w, ds)
 	return nil
+}
+
+// batchItems decodes body item by item, naming the first item that does
+// not decode by its index, and checks the items as batchCandidates does.
+func batchItems(r *http.Request, body []byte) (string, []custody.Candidate, error) {
+	var env batchEnvelope
+	if err := decodeBytes(body, &env, false); err != nil {
+		return "", nil, err
+	}
+	return batchCandidates(r, env.Subject, len(env.Items), func(i int) (MemoryRequest, error) {
+		var req MemoryRequest
+		return req, decodeBytes(env.Items[i], &req, false)
+	})
+}
+
+// batchCandidates checks a batch of n items, item(i) decoding the i-th,
+// and returns its subject and candidates.
+func batchCandidates(r *http.Request, batchSubject string, n int, item func(i int) (MemoryRequest, error)) (string, []custody.Candidate, error) {
+	if n > custody.MaxBatch {
+		return "", nil, badRequest("invalid_input", "items", fmt.Sprintf("a batch holds at most %d items and this one has %d; send it in parts of %d", custody.MaxBatch, n, custody.MaxBatch))
+	}
+	subject, err := subjectOf(r, batchSubject)
+	if err != nil {
+		return "", nil, err
+	}
+	cands := make([]custody.Candidate, n)
+	for i := range n {
+		req, err := item(i)
+		if err != nil {
+			return "", nil, itemError(i, err)
+		}
+		if req.Subject != "" && req.Subject != subject {
+			return "", nil, itemError(i, badRequest("invalid_input", "subject", "an item may not name another subject than the batch's; send one batch per subject"))
+		}
+		c, err := req.candidate()
+		if err != nil {
+			return "", nil, itemError(i, err)
+		}
+		cands[i] = c
+	}
+	return subject, cands, nil
 }
 
 // Candidate turns a POST /v1/memories body into the domain's candidate,

@@ -86,6 +86,11 @@ func TestBatchRefusedWhole(t *testing.T) {
 		{"forbidden channel", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"tool:email"}`), 403, "forbidden", "items[1]", "items[1]: "},
 		{"missing parent", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","derived_from":[{"id":"`+absentID+`","weight":1}]}`), 404, "not_found", "", ""},
 		{"no items", `{"items":[]}`, 400, "invalid_input", "items", ""},
+		// A body that does not decode is checked again item by item, in the
+		// order of a body that does: the first problem is the one named.
+		{"another subject before an item that does not decode", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"}`, `{"namespace":"n","class":5}`), 400, "invalid_input", "items[1].subject", "items[1].subject: "},
+		{"too many, one not decoding", batch(append(strings.Split(strings.Repeat(good+"\n", custody.MaxBatch), "\n")[:custody.MaxBatch], `{"class":5}`)...), 400, "invalid_input", "items", "a batch holds at most 1000 items"},
+		{"not an object", `{"items":[` + good + `],"extra":1}`, 400, "unknown_field", "extra", ""},
 		{"too many", batch(strings.Split(strings.Repeat(good+"\n", custody.MaxBatch+1), "\n")[:custody.MaxBatch+1]...), 400, "invalid_input", "items", "a batch holds at most 1000 items"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

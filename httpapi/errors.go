@@ -120,6 +120,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(ErrorBody{Error: ErrorDetail{Code: codeInternal, Message: internalMessage}})
 	}
+	writeJSONBytes(w, status, b)
+}
+
+// writeJSONBytes writes b, a JSON document, as writeJSON writes the answer.
+func writeJSONBytes(w http.ResponseWriter, status int, b []byte) {
 	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -111,7 +111,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 	if d.State == custody.StateAdmitted {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, d)
+	writeDecision(w, status, d)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
 )
 
 // known is what the writer knows of the database between its own
@@ -17,11 +18,13 @@ import (
 // what was rolled back.
 type known struct {
 	version  int64
-	tips     map[string]*logTip    // by tenant
-	policies map[string]policyText // by tenant
+	tips     map[string]*tlog.Border // by tenant
+	policies map[string]policyText   // by tenant
 	// pauses are the tenants' pauses not resumed, whatever their end (an
 	// admission reads them: pauses.go), by tenant.
 	pauses map[string][]*custody.Pause
+	// held are the log rows the write under way holds back (log_hold.go).
+	held heldRows
 }
 
 // policyText is a tenant's active policy; found is false if it has none.
@@ -31,6 +34,7 @@ type policyText struct {
 }
 
 func (k *known) forget() {
+	k.held = heldRows{}
 	k.tips = nil
 	k.policies = nil
 	k.pauses = nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"maps"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -79,44 +78,64 @@ func logSize(ctx context.Context, q queryer, tenant string) (uint64, error) {
 }
 
 // AppendLeaf appends a leaf to tenant's log and the tree nodes it
-// completes.
+// completes. The log's border is the writer's copy when it has one (and
+// then nothing is read), else read from the transaction; either way it is
+// the writer's copy after, one leaf further (known.go says when it holds).
 func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
 	if t.ro {
 		return 0, errReadOnly
 	}
-	rd := &tipReader{t: t, tenant: tenant, seen: map[compact.NodeID][]byte{}}
-	var size uint64
-	if tip := t.tip(tenant); tip != nil {
-		size = tip.size
-		rd.seen = maps.Clone(tip.hashes)
-	} else {
-		var err error
-		if size, err = logSize(ctx, t, tenant); err != nil {
+	border := t.tip(tenant)
+	if border == nil {
+		if err := t.insertHeld(ctx); err != nil { // before reading the log
+			return 0, err
+		}
+		size, err := logSize(ctx, t, tenant)
+		if err != nil {
+			return 0, err
+		}
+		if border, err = tlog.ReadBorder(ctx, &nodeReader{t: t, tenant: tenant}, size); err != nil {
 			return 0, err
 		}
 	}
-	nodes, err := tlog.AppendNodes(ctx, rd, size, tlog.LeafHash(leaf))
+	size := border.Size()
+	// From here on the border has moved on: a failure forgets it (the
+	// writer forgets all it knows anyway as the write rolls back).
+	fail := func(err error) (uint64, error) {
+		if t.known != nil {
+			delete(t.known.tips, tenant)
+		}
+		return 0, err
+	}
+	nodes, err := border.Append(tlog.LeafHash(leaf))
 	if err != nil {
-		return 0, err
+		return fail(err)
 	}
-	if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
-		return 0, err
-	}
-	// One statement for all the nodes (two on average, up to one per
-	// level): each statement run is a good part of an append's cost.
-	args := make([]any, 0, 4*len(nodes))
-	for _, n := range nodes {
-		args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
-		rd.seen[n.ID] = n.Hash
-	}
-	if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
-		return 0, err
+	if t.holding() { // log_hold.go
+		h := &t.known.held
+		h.leaves = append(h.leaves, tenant, size, leaf)
+		for _, n := range nodes {
+			h.nodes = append(h.nodes, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
+		}
+	} else {
+		if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
+			return fail(err)
+		}
+		// One statement for all the nodes (two on average, up to one per
+		// level): each statement run is a good part of an append's cost.
+		args := make([]any, 0, 4*len(nodes))
+		for _, n := range nodes {
+			args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
+		}
+		if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
+			return fail(err)
+		}
 	}
 	if t.known != nil {
 		if t.known.tips == nil {
-			t.known.tips = map[string]*logTip{}
+			t.known.tips = map[string]*tlog.Border{}
 		}
-		t.known.tips[tenant] = newLogTip(size+1, rd.seen)
+		t.known.tips[tenant] = border
 	}
 	return size, nil
 }
@@ -133,64 +152,21 @@ var insertNodesQueries = func() []string {
 func insertNodes(n int) string { return insertNodesQueries[n] }
 
 // tip is the writer's copy of tenant's log border, or nil.
-func (t *txn) tip(tenant string) *logTip {
+func (t *txn) tip(tenant string) *tlog.Border {
 	if t.known == nil {
 		return nil
 	}
 	return t.known.tips[tenant]
 }
 
-// logTip is the writer's copy of the border nodes of the log at size: the
-// nodes the next append reads (see known.go for when it holds).
-type logTip struct {
-	size   uint64
-	hashes map[compact.NodeID][]byte
-}
-
-// newLogTip keeps the border nodes of size from known; nil if one is
-// missing.
-func newLogTip(size uint64, known map[compact.NodeID][]byte) *logTip {
-	ids := compact.RangeNodes(0, size, nil)
-	tip := &logTip{size: size, hashes: make(map[compact.NodeID][]byte, len(ids))}
-	for _, id := range ids {
-		h, ok := known[id]
-		if !ok {
-			return nil
-		}
-		tip.hashes[id] = h
-	}
-	return tip
-}
-
-// tipReader answers node reads from the nodes it has seen, and reads (and
-// remembers) the rest from the transaction.
-type tipReader struct {
+// nodeReader reads a tenant's log nodes from a transaction.
+type nodeReader struct {
 	t      *txn
 	tenant string
-	seen   map[compact.NodeID][]byte
 }
 
-func (r *tipReader) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	out := make([][]byte, len(ids))
-	for i, id := range ids {
-		h, ok := r.seen[id]
-		if !ok {
-			return r.read(ctx, ids)
-		}
-		out[i] = h
-	}
-	return out, nil
-}
-
-func (r *tipReader) read(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
-	out, err := readNodes(ctx, r.t, r.tenant, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i, id := range ids {
-		r.seen[id] = out[i]
-	}
-	return out, nil
+func (r *nodeReader) Nodes(ctx context.Context, ids []compact.NodeID) ([][]byte, error) {
+	return readNodes(ctx, r.t, r.tenant, ids)
 }
 
 // LogTenants lists the tenants that have a log (entries or a checkpoint).
@@ -213,17 +189,28 @@ func (s *Store) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) 
 
 // LogTenants lists the tenants that have a log in the transaction's
 // snapshot.
-func (t *txn) LogTenants(ctx context.Context) ([]string, error) { return logTenants(ctx, t) }
+func (t *txn) LogTenants(ctx context.Context) ([]string, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
+	return logTenants(ctx, t)
+}
 
 // LogSize is the number of leaves of tenant's log in the transaction's
 // snapshot.
 func (t *txn) LogSize(ctx context.Context, tenant string) (uint64, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return 0, err
+	}
 	return logSize(ctx, t, tenant)
 }
 
 // Leaves returns tenant's leaves in [start, end) of the transaction's
 // snapshot.
 func (t *txn) Leaves(ctx context.Context, tenant string, start, end uint64) ([]custody.Leaf, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
 	return readLeaves(ctx, t, tenant, start, end)
 }
 
@@ -232,6 +219,9 @@ func (t *txn) Leaves(ctx context.Context, tenant string, start, end uint64) ([]c
 // cache (the store's own Nodes, a proof's, keeps one per count: parsing
 // it was a fifth of a proof).
 func (t *txn) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([][]byte, error) {
+	if err := t.insertHeld(ctx); err != nil {
+		return nil, err
+	}
 	return readNodes(ctx, t.tx, tenant, ids)
 }
 

@@ -45,11 +45,7 @@ func KeyID(pub ed25519.PublicKey) string {
 // [ed25519.Sign] does); keys come from [GeneratePrincipalKey] or
 // [ServerKey.SigningKey].
 func (e *Entry) Sign(priv ed25519.PrivateKey) {
-	if len(priv) != ed25519.PrivateKeySize {
-		panic("tlog: Entry.Sign called with an invalid Ed25519 private key")
-	}
-	e.KeyID = KeyID(priv.Public().(ed25519.PublicKey))
-	e.Signature = ed25519.Sign(priv, e.SignedBytes())
+	e.SignLeaf(priv)
 }
 
 // Verify checks that e carries a valid signature by pub: the recorded KeyID

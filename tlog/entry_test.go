@@ -366,3 +366,22 @@ func FuzzParseLeaf(f *testing.F) {
 		}
 	})
 }
+
+// SignLeaf signs as Sign does and returns the leaf Leaf returns.
+func TestSignLeafIsSignThenLeaf(t *testing.T) {
+	pub, priv, err := GeneratePrincipalKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Entry{Tenant: "acme", RecordID: "r1", Transition: "admission", NewState: "admitted", Actor: "acme/alice",
+		Time: time.Unix(1700000000, 5), Details: map[string]string{"reason": "ok", "b": "2"}}
+	f := e
+	leaf := e.SignLeaf(priv)
+	f.Sign(priv)
+	if !bytes.Equal(leaf, f.Leaf()) || !bytes.Equal(leaf, e.Leaf()) || e.KeyID != f.KeyID {
+		t.Fatalf("SignLeaf gave %x (key %s); Sign then Leaf %x (key %s)", leaf, e.KeyID, f.Leaf(), f.KeyID)
+	}
+	if err := e.Verify(pub); err != nil {
+		t.Fatalf("an entry SignLeaf signed does not verify: %v", err)
+	}
+}

@@ -190,3 +190,34 @@ func readNodes(ctx context.Context, r NodeReader, ids []compact.NodeID) ([][]byt
 	}
 	return hashes, nil
 }
+
+// Border is a tree's right border, the nodes the next append reads, kept
+// in memory by a store that appends often: with it an append reads
+// nothing. It is not safe for concurrent use.
+type Border struct{ cr *compact.Range }
+
+// ReadBorder reads the border of the tree of the given size from r (one
+// Nodes call).
+func ReadBorder(ctx context.Context, r NodeReader, size uint64) (*Border, error) {
+	cr, err := readRange(ctx, r, size)
+	if err != nil {
+		return nil, err
+	}
+	return &Border{cr: cr}, nil
+}
+
+// Size is the size of the tree b is the border of.
+func (b *Border) Size() uint64 { return b.cr.End() }
+
+// Append appends the leaf with hash leafHash to b and returns the nodes to
+// store, as [AppendNodes] does for b's tree.
+func (b *Border) Append(leafHash []byte) ([]Node, error) {
+	if len(leafHash) != HashSize {
+		return nil, fmt.Errorf("%w: leaf hash is %d bytes, want %d", ErrBadHash, len(leafHash), HashSize)
+	}
+	var nodes []Node
+	if err := b.cr.Append(leafHash, func(id compact.NodeID, hash []byte) { nodes = append(nodes, Node{ID: id, Hash: hash}) }); err != nil {
+		return nil, fmt.Errorf("tlog: append at size %d: %w", b.cr.End(), err)
+	}
+	return nodes, nil
+}

@@ -192,3 +192,47 @@ func TestMemNodesCopies(t *testing.T) {
 		t.Fatal("Nodes returned the stored slice")
 	}
 }
+
+// A border kept in memory gives, append after append, the nodes
+// AppendNodes gives reading the store, and reads nothing itself.
+func TestBorderIsAppendNodes(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemNodes()
+	b, err := ReadBorder(ctx, m, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for size := range uint64(300) {
+		if b.Size() != size {
+			t.Fatalf("border size %d, want %d", b.Size(), size)
+		}
+		leaf := LeafHash(testLeaf(size))
+		want, err := AppendNodes(ctx, m, size, leaf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Append(leaf)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("size %d: Border.Append gave %d nodes, %v; AppendNodes %d", size, len(got), err, len(want))
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || !bytes.Equal(got[i].Hash, want[i].Hash) {
+				t.Fatalf("size %d: node %d = %+v, AppendNodes' %+v", size, i, got[i], want[i])
+			}
+		}
+		m.Put(want)
+	}
+	// A border read from the store at a size goes on as the one kept.
+	read, err := ReadBorder(ctx, m, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := read.Append(LeafHash(testLeaf(300)))
+	c, _ := b.Append(LeafHash(testLeaf(300)))
+	if len(a) != len(c) || !bytes.Equal(a[len(a)-1].Hash, c[len(c)-1].Hash) {
+		t.Errorf("a border read at 300 appends %+v, the one kept %+v", a, c)
+	}
+	if _, err := b.Append([]byte("short")); !errors.Is(err, ErrBadHash) {
+		t.Errorf("appending a short hash: %v, want ErrBadHash", err)
+	}
+}

@@ -10,14 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/client"
 	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/internal/bulk"
 )
 
 // importBatchBytes bounds the candidates' text in one batch, well under the
@@ -36,6 +35,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf.registerPolicy(fs)
 	in := fs.String("in", "", "JSON Lines `file` of candidates, one POST /v1/memories body a line (\"-\" for stdin)")
 	skip := fs.Int("skip", 0, "skip the first `n` candidates (to go on after an import stopped at a bad line)")
+	count := fs.Int("count", 0, "import only the `n` candidates after those skipped (0: all of them)")
+	parallel := fs.Int("parallel", bulk.DefaultParallel, "keep `n` batches in flight: one is decided while the one before is written (1: one at a time)")
 	tenant := fs.String("tenant", "", "with --db or --postgres: the `tenant` of the principal that writes")
 	principal := fs.String("principal", "", "with --db or --postgres: the `name` of the principal that writes")
 	fs.Usage = func() {
@@ -44,9 +45,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Submits candidates from a JSON Lines file, each line a POST /v1/memories body such as\n"+
 			"  {\"namespace\":\"profile\",\"class\":\"fact\",\"body\":\"...\",\"channel\":\"user\"}\n"+
 			"in batches of up to %d (POST /v1/memories/batch with $CUSTODY_TOKEN, or straight into the store\n"+
-			"with --db or --postgres, as the principal named). Each candidate is decided on its own; a batch\n"+
-			"with a bad line is refused whole and the import stops there, naming the line. At the end it\n"+
-			"prints how many candidates went to each state.\n\n", custody.MaxBatch)
+			"with --db or --postgres, as the principal named), --parallel of them in flight at once: the\n"+
+			"candidates of one batch are decided while the one before is written. Each candidate is decided on\n"+
+			"its own; a batch with a bad line is refused whole and the import stops there, naming the line:\n"+
+			"no batch is sent after it. A batch sent before the refusal was known (with --parallel 2, the one\n"+
+			"right after it) is still answered and may be written; the error then names its lines and the\n"+
+			"--skip and --count that import what is missing. Batches that share a key are never in flight\n"+
+			"together, so a key's versions are decided in the order of the file. At the end it prints how\n"+
+			"many candidates went to each state.\n\n", custody.MaxBatch)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -60,6 +66,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *skip < 0 {
 		return usageError{"--skip must not be negative"}
+	}
+	if *count < 0 {
+		return usageError{"--count must not be negative (0 imports every candidate after --skip)"}
+	}
+	if *parallel < 1 {
+		return usageError{"--parallel must be at least 1 (1 sends each batch after the answer to the one before)"}
 	}
 	offline, err := storeOrServer(fs)
 	if err != nil {
@@ -78,9 +90,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *skip > len(items) {
 		return usageError{fmt.Sprintf("--skip %d is more than the %d candidates of %s", *skip, len(items), *in)}
 	}
+	total := len(items)
 	items = items[*skip:]
+	if *count > 0 && *count < len(items) {
+		items = items[:*count]
+	}
 
-	var submit func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error)
+	// submit sends one batch and returns the states of its candidates.
+	var submit func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error)
 	if offline {
 		svc, st, err := sf.open(ctx, stderr)
 		if err != nil {
@@ -95,32 +112,38 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		submit = func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error) {
-			return c.Batch(ctx, httpapi.BatchRequest{Subject: cf.subject, Items: batch})
+		submit = func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error) {
+			return c.BatchStates(ctx, httpapi.BatchRequest{Subject: cf.subject, Items: batch})
 		}
 	}
 
+	batches := splitBatches(items)
+	decided := make([][]custody.State, len(batches))
 	states := map[custody.State]int{}
 	p := newProgress(stderr, "importing")
 	done := 0
-	for done < len(items) {
-		n := batchLen(items[done:])
-		batch := make([]httpapi.MemoryRequest, n)
-		for i, it := range items[done : done+n] {
-			batch[i] = it.req
+	outcomes, errs := bulk.Send(ctx, len(batches), *parallel, keyOrder(batches), func(ctx context.Context, i int) error {
+		reqs := make([]httpapi.MemoryRequest, len(batches[i].items))
+		for j, it := range batches[i].items {
+			reqs[j] = it.req
 		}
-		ds, err := submit(ctx, batch)
+		var err error
+		decided[i], err = submit(ctx, reqs)
+		return err
+	}, func(i int, err error) {
 		if err != nil {
-			p.done()
-			return importError(err, items[done:done+n], *skip+done, states)
+			return
 		}
-		for _, d := range ds {
-			states[d.State]++
+		for _, st := range decided[i] {
+			states[st]++
 		}
-		done += n
+		done += len(batches[i].items)
 		p.update(uint64(done), uint64(len(items)))
-	}
+	})
 	p.done()
+	if k := slices.Index(outcomes, bulk.Refused); k >= 0 {
+		return importError(errs[k], stop{batches: batches, outcomes: outcomes, refused: k, skip: *skip, total: total}, states)
+	}
 	if cf.json {
 		return printJSON(stdout, states)
 	}
@@ -176,20 +199,53 @@ func readCandidates(path string) ([]importItem, error) {
 	return items, nil
 }
 
-// batchLen is how many of items go in the next batch: at most
-// custody.MaxBatch, and at most importBatchBytes of text (at least one).
-func batchLen(items []importItem) int {
-	n, size := 0, 0
-	for n < len(items) && n < custody.MaxBatch && (n == 0 || size+items[n].size <= importBatchBytes) {
-		size += items[n].size
-		n++
+// importBatch is the candidates of one batch and where it starts among
+// the candidates imported.
+type importBatch struct {
+	start int
+	items []importItem
+}
+
+// splitBatches cuts items into batches of at most custody.MaxBatch
+// candidates and at most importBatchBytes of text (at least one).
+func splitBatches(items []importItem) []importBatch {
+	var out []importBatch
+	for start := 0; start < len(items); {
+		n, size := 0, 0
+		for rest := items[start:]; n < len(rest) && n < custody.MaxBatch && (n == 0 || size+rest[n].size <= importBatchBytes); n++ {
+			size += rest[n].size
+		}
+		out = append(out, importBatch{start: start, items: items[start : start+n]})
+		start += n
 	}
-	return n
+	return out
+}
+
+// keyOrder is bulk.Send's after for batches: a batch holding a key that a
+// batch before it holds too follows that one, so that the key's versions
+// are decided in the order of the file.
+func keyOrder(batches []importBatch) func(int) int {
+	after := make([]int, len(batches))
+	last := map[[2]string]int{}
+	for i, b := range batches {
+		after[i] = -1
+		for _, it := range b.items {
+			if it.req.Key == "" {
+				continue
+			}
+			k := [2]string{it.req.Namespace, it.req.Key}
+			if j, ok := last[k]; ok && j < i {
+				after[i] = max(after[i], j)
+			}
+			last[k] = i
+		}
+	}
+	return func(i int) int { return after[i] }
 }
 
 // storeSubmitter submits batches straight into the store, as the principal
 // tenant/name acting for subject.
-func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, subject string) (func(context.Context, []httpapi.MemoryRequest) ([]*custody.Decision, error), error) {
+func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, subject string) (func(context.Context, []httpapi.MemoryRequest) ([]custody.State, error), error) {
 	var p *custody.Principal
 	err := svc.Store().View(ctx, func(tx custody.Tx) (err error) {
 		p, err = tx.Principal(ctx, tenant, name)
@@ -205,7 +261,7 @@ func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, sub
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, batch []httpapi.MemoryRequest) ([]*custody.Decision, error) {
+	return func(ctx context.Context, batch []httpapi.MemoryRequest) ([]custody.State, error) {
 		cands := make([]custody.Candidate, len(batch))
 		for i, req := range batch {
 			if req.Subject != "" && req.Subject != subject {
@@ -218,37 +274,16 @@ func storeSubmitter(ctx context.Context, svc *custody.Service, tenant, name, sub
 			}
 			cands[i] = cand
 		}
-		return svc.RememberBatch(ctx, c, cands)
-	}, nil
-}
-
-var itemFieldRE = regexp.MustCompile(`^items\[(\d+)\]`)
-
-// importError says where an import stopped: the line of the refused
-// candidate when the error names one, what was imported before, and how
-// to go on.
-func importError(err error, batch []importItem, before int, states map[custody.State]int) error {
-	field, msg := "", err.Error()
-	var ce *client.Error
-	var de *custody.Error
-	switch {
-	case errors.As(err, &ce):
-		field, msg = ce.Field, ce.Message
-	case errors.As(err, &de):
-		field, msg = de.Field, de.Msg
-	}
-	where := fmt.Sprintf("the batch of lines %d to %d", batch[0].line, batch[len(batch)-1].line)
-	if m := itemFieldRE.FindStringSubmatch(field); m != nil {
-		if i, _ := strconv.Atoi(m[1]); i < len(batch) {
-			where = fmt.Sprintf("line %d", batch[i].line)
-			msg = strings.TrimPrefix(strings.TrimPrefix(msg, field+": "), m[0]+": ")
+		ds, err := svc.RememberBatch(ctx, c, cands)
+		if err != nil {
+			return nil, err
 		}
-	}
-	imported := "nothing was imported"
-	if before > 0 {
-		imported = fmt.Sprintf("the %d candidates before its batch are in the store (this run: %s); mend the line and run again with --skip %d", before, stateSummary(states), before)
-	}
-	return fmt.Errorf("%s was refused, with its whole batch: %s\n%s", where, msg, imported)
+		states := make([]custody.State, len(ds))
+		for i, d := range ds {
+			states[i] = d.State
+		}
+		return states, nil
+	}, nil
 }
 
 // stateSummary is "5 admitted, 2 quarantined": the states by count, most

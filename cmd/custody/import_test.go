@@ -115,6 +115,8 @@ func TestImportUsage(t *testing.T) {
 		{"--in", in, "--db", "x.db", "--url", "http://127.0.0.1:1", "--tenant", "a", "--principal", "b"},
 		{"--in", in, "--tenant", "acme"},
 		{"--in", in, "extra"},
+		{"--in", in, "--parallel", "0"},
+		{"--in", in, "--count", "-1"},
 	} {
 		_, _, err := run(t, "", runImport, args...)
 		var ue usageError

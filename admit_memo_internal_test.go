@@ -1,0 +1,100 @@
+package custody
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// A policy's kept decision is the decision it makes, input for input, and
+// what a caller does with the one it is given changes nothing kept.
+func TestAdmitMemoIsAdmit(t *testing.T) {
+	p := MustDefaultPolicy()
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	principals := []*Principal{
+		{Tenant: "acme", Name: "alice", Roles: []string{"user"}},
+		{Tenant: "acme", Name: "bot", Roles: []string{"agent"}},
+		{Tenant: "acme", Name: "rev", Roles: []string{"user", "reviewer"}},
+		{Tenant: "other", Name: "alice", Roles: []string{"user"}},
+	}
+	hits := 0
+	for range 20000 {
+		in := AdmissionInput{
+			Principal: principals[rng.IntN(len(principals))],
+			Channel:   pick("user", "agent", "tool:email", "derive", "import"),
+			Class:     Class(pick("fact", "procedure", "episode", "preference")),
+			Key:       pick("", "", "payee_account", "tea"),
+			Authority: Authority(rng.IntN(5)),
+			Audience:  pick("owner", "tenant", "group:ops"),
+			Overwrite: rng.IntN(2) == 0, Sensitive: rng.IntN(3) == 0, HasSession: rng.IntN(2) == 0, Derived: rng.IntN(4) == 0,
+		}
+		if rng.IntN(3) == 0 {
+			in.Metadata = Metadata{"source": pick("a", "b"), "k": pick("1", "2")}
+		}
+		_, kept := p.memo.get(in.admitKey())
+		if kept {
+			hits++
+			if in.Key != "" {
+				t.Fatalf("a keyed input was kept: %+v", in)
+			}
+		}
+		got, want := p.Admit(in), p.admit(in)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("input %+v (kept: %v): Admit = %+v, admit = %+v", in, kept, got, want)
+		}
+		// The caller's copy is its own.
+		got.Rules = append(got.Rules[:0], "changed by the caller")
+		got.Inputs["principal"] = "changed by the caller"
+		if again := p.Admit(in); !reflect.DeepEqual(again, want) {
+			t.Fatalf("after a caller changed its decision, Admit = %+v, want %+v", again, want)
+		}
+	}
+	if hits == 0 {
+		t.Fatal("no input came twice: nothing kept was compared")
+	}
+}
+
+// Inputs that differ in any field the policy reads have keys of their
+// own, however their strings are cut.
+func TestAdmitKeyIsWhole(t *testing.T) {
+	a := &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user"}}
+	base := AdmissionInput{Principal: a, Channel: "user", Class: "fact", Audience: "owner"}
+	variants := []AdmissionInput{base}
+	for _, change := range []func(*AdmissionInput){
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "bob", Roles: []string{"user"}}
+		},
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user", "reviewer"}}
+		},
+		func(in *AdmissionInput) {
+			in.Principal = &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user,reviewer"}}
+		},
+		func(in *AdmissionInput) { in.Channel = "agent" },
+		func(in *AdmissionInput) { in.Class = "procedure" },
+		func(in *AdmissionInput) { in.Key = "k" },
+		func(in *AdmissionInput) { in.Authority = AuthorityUser },
+		func(in *AdmissionInput) { in.Audience = "tenant" },
+		func(in *AdmissionInput) { in.Overwrite = true },
+		func(in *AdmissionInput) { in.Sensitive = true },
+		func(in *AdmissionInput) { in.HasSession = true },
+		func(in *AdmissionInput) { in.Derived = true },
+		func(in *AdmissionInput) { in.Metadata = Metadata{"a": "b"} },
+		func(in *AdmissionInput) { in.Metadata = Metadata{"a": "", "b": ""} },
+		func(in *AdmissionInput) { in.Metadata = Metadata{"a:1:b": ""} },
+		func(in *AdmissionInput) { in.Channel, in.Class = "user1:f", "act" },
+	} {
+		in := base
+		change(&in)
+		variants = append(variants, in)
+	}
+	seen := map[string]int{}
+	for i, in := range variants {
+		k := in.admitKey()
+		if j, ok := seen[k]; ok {
+			t.Errorf("inputs %d (%+v) and %d (%+v) share the key %q", j, variants[j], i, in, k)
+		}
+		seen[k] = i
+	}
+}
