@@ -58,8 +58,21 @@ func (t *txn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// uncancelled is ctx for a statement of the writer's transaction: without
+// its cancellation. The driver watches a cancellable context with a
+// goroutine of its own for each statement, and a writer's statement is
+// short; the writer checks each write's context before running it, and a
+// write's error rolls back only its own savepoint.
+func (t *txn) uncancelled(ctx context.Context) context.Context {
+	if t.known == nil || ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // QueryContext runs a query with a prepared statement (see stmt).
 func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = t.uncancelled(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -69,6 +82,7 @@ func (t *txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Row
 
 // QueryRowContext is QueryContext for one row.
 func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = t.uncancelled(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return t.tx.QueryRowContext(ctx, q, args...) // reports the same error
@@ -81,6 +95,7 @@ func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Resul
 	if t.ro {
 		return nil, errReadOnly
 	}
+	ctx = t.uncancelled(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
