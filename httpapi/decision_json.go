@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/jsontext"
 )
 
 // Decisions are the answer of every write, a thousand at a time for a
@@ -56,13 +56,13 @@ func appendDecision(b []byte, d *custody.Decision) ([]byte, bool) {
 		return append(b, "null"...), true
 	}
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, d.ID)
+	b = jsontext.AppendString(b, d.ID)
 	b = append(b, `,"state":`...)
-	b = appendJSONString(b, string(d.State))
+	b = jsontext.AppendString(b, string(d.State))
 	b = append(b, `,"authority":`...)
-	b = appendJSONString(b, d.Authority.String())
+	b = jsontext.AppendString(b, d.Authority.String())
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, d.Reason)
+	b = jsontext.AppendString(b, d.Reason)
 	b = append(b, `,"receipt":`...)
 	b, ok := appendReceipt(b, d.Receipt)
 	b = append(b, `,"log_index":`...)
@@ -76,9 +76,9 @@ func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
 		return append(b, "null"...), true
 	}
 	b = append(b, `{"decision":`...)
-	b = appendJSONString(b, string(r.Decision))
+	b = jsontext.AppendString(b, string(r.Decision))
 	b = append(b, `,"policy_version":`...)
-	b = appendJSONString(b, r.PolicyVersion)
+	b = jsontext.AppendString(b, r.PolicyVersion)
 	b = append(b, `,"rules":`...)
 	if r.Rules == nil {
 		b = append(b, "null"...)
@@ -88,12 +88,12 @@ func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, rule)
+			b = jsontext.AppendString(b, rule)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, r.Reason)
+	b = jsontext.AppendString(b, r.Reason)
 	if len(r.Inputs) > 0 {
 		b = append(b, `,"inputs":{`...)
 		keys := make([]string, 0, len(r.Inputs))
@@ -105,18 +105,18 @@ func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsontext.AppendString(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, r.Inputs[k])
+			b = jsontext.AppendString(b, r.Inputs[k])
 		}
 		b = append(b, '}')
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = jsontext.AppendString(b, r.Error)
 	}
 	b = append(b, `,"actor":`...)
-	b = appendJSONString(b, r.Actor)
+	b = jsontext.AppendString(b, r.Actor)
 	b = append(b, `,"time":`...)
 	t, err := r.Time.MarshalJSON()
 	if err != nil {
@@ -126,60 +126,4 @@ func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
 	b = append(b, `,"log_index":`...)
 	b = strconv.AppendUint(b, r.LogIndex, 10)
 	return append(b, '}'), true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends src quoted as encoding/json quotes a string:
-// HTML characters escaped, invalid UTF-8 as U+FFFD, U+2028 and U+2029
-// escaped.
-func appendJSONString(dst []byte, src string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(src); {
-		if c := src[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, src[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(src[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, src[start:]...)
-	return append(dst, '"')
 }

@@ -1,4 +1,6 @@
-// Package jsontext finds the strings of a JSON document that are not text:
+// Package jsontext is what custody needs of JSON text beyond encoding/json:
+// it quotes a string as encoding/json does, without reflection
+// (AppendString), and finds the strings of a JSON document that are not text:
 // raw bytes that are not UTF-8 and \u escapes of lone UTF-16 surrogates.
 // encoding/json quietly turns both into U+FFFD, so a decoder that must keep
 // what the client sent checks the raw bytes with Check first.
