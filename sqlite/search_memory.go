@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/lexical"
@@ -99,7 +101,12 @@ func (s *Store) startSearchBuild() {
 	go func() {
 		defer s.wg.Done()
 		defer si.builds.Done()
+		start := time.Now()
 		s.buildSearchIndex(s.bg)
+		if records, bytes, _, _ := s.SearchIndexStats(); bytes > 0 {
+			slog.Info("search: the index is in memory; searches are ranked there from now on",
+				"records", records, "mib", bytes>>20, "took", time.Since(start).Round(time.Millisecond))
+		}
 	}()
 }
 
