@@ -79,6 +79,11 @@ func (s *Store) claimBuild() bool {
 	si := &s.search
 	si.mu.Lock()
 	defer si.mu.Unlock()
+	return si.claimLocked()
+}
+
+// claimLocked is claimBuild with si.mu held.
+func (si *searchIndex) claimLocked() bool {
 	if si.building || si.closed || si.limit <= 0 || si.over {
 		return false
 	}
@@ -92,11 +97,10 @@ func (s *Store) startSearchBuild() {
 	si := &s.search
 	si.mu.Lock()
 	defer si.mu.Unlock()
-	if si.building || si.closed || si.limit <= 0 || si.over {
+	if !si.claimLocked() {
 		return
 	}
-	si.building, si.replay, si.x = true, nil, nil
-	s.wg.Add(1)
+	s.wg.Add(1) // under si.mu: Close sets closed under it before it waits
 	si.builds.Add(1)
 	go func() {
 		defer s.wg.Done()
