@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -167,4 +169,32 @@ func TestBestIsTheHeadOfTheSort(t *testing.T) {
 			t.Fatalf("best a few at a time = %v, want %v", got, want)
 		}
 	})
+}
+
+// A term is kept as a copy: the text it was cut from (a record's whole
+// body) is not held in memory with it, however the term's entry changes
+// (a map assignment replaces its key with the one assigned).
+func TestTermsAreCopies(t *testing.T) {
+	body := strings.Repeat("ledger ", 1000)
+	start := uintptr(unsafe.Pointer(unsafe.StringData(body)))
+	x := New()
+	held := func(step string) {
+		t.Helper()
+		for term := range x.terms {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(term))); p >= start && p < start+uintptr(len(body)) {
+				t.Fatalf("%s: term %q is kept in its record's text", step, term)
+			}
+		}
+	}
+	x.Add(1, "", []string{body[:6]}, nil)
+	held("a new term")
+	x.Add(2, "", []string{body[7:13]}, nil)
+	held("its second row")
+	x.Add(3, "", []string{body[14:20]}, nil)
+	x.Remove(3, []string{body[21:27]}, nil)
+	x.Remove(2, []string{body[28:34]}, nil)
+	held("back to one row")
+	if x.Matches("ledger") != 1 {
+		t.Fatalf("ledger in %d rows, want 1", x.Matches("ledger"))
+	}
 }
