@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/postings"
@@ -88,6 +89,8 @@ type searchIndex struct {
 	// closed is set by Close: no build starts after it.
 	closed bool
 	pool   sync.Pool // *postings.Scratch
+	// lastBuild is when the last build began (zero: none yet).
+	lastBuild time.Time
 	// byCopy and byFTS count the rankings made each way.
 	byCopy, byFTS atomic.Int64
 	builds        sync.WaitGroup // the builds running

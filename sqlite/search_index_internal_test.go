@@ -19,13 +19,9 @@ import (
 func buildCopyNow(t *testing.T, s *Store) {
 	t.Helper()
 	s.search.builds.Wait()
-	s.search.mu.Lock()
-	if s.search.building {
-		s.search.mu.Unlock()
-		t.Fatal("a build of the copy is already running")
+	if !s.claimBuild() {
+		t.Fatal("a build of the copy is already running, or the copy is off")
 	}
-	s.search.building, s.search.replay, s.search.x = true, nil, nil
-	s.search.mu.Unlock()
 	s.buildSearchIndex(t.Context())
 	s.search.mu.RLock()
 	defer s.search.mu.RUnlock()
@@ -243,9 +239,10 @@ func TestSearchCopyBuildReplaysCommits(t *testing.T) {
 // the generations not in sequence; the copy is then built again, and
 // holds both.
 func TestSearchCopySeesAnotherConnection(t *testing.T) {
-	// As on a large store: a search never builds the copy itself.
-	defer func(n int64) { inlineBuildRows = n }(inlineBuildRows)
-	inlineBuildRows = 0
+	// As on a large store: a search never builds the copy itself; and
+	// builds it again as often as it finds it stale.
+	defer func(n int64, d time.Duration) { inlineBuildRows, rebuildEvery = n, d }(inlineBuildRows, rebuildEvery)
+	inlineBuildRows, rebuildEvery = 0, 0
 	path := filepath.Join(t.TempDir(), "c.db")
 	s := openTestStore(t, path, Options{})
 	putRecords(t, s, testRecord("first plumber", ""))
@@ -386,4 +383,38 @@ func TestSearchCopyFirstSearch(t *testing.T) {
 		s.search.builds.Wait()
 		copyInStep(t, s)
 	}
+}
+
+// While another process keeps writing to the same file, the copy is built
+// again at most every rebuildEvery: in between, FTS5 ranks, and finds
+// every record.
+func TestSearchCopyRebuildsAtMostEvery(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	s := openTestStore(t, path, Options{})
+	putRecords(t, s, testRecord("first plumber", ""))
+	buildCopyNow(t, s)
+	other := openTestStore(t, path, Options{SearchMemory: -1})
+	for i := range 3 {
+		putRecords(t, other, testRecord(fmt.Sprintf("their plumber %d", i), ""))
+		if _, err := other.indexPending(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		fts := s.search.byFTS.Load()
+		if got := searchIDs(t, s, "plumber"); len(got) != 2+i {
+			t.Fatalf("after their write %d: %d hits, want %d", i, len(got), 2+i)
+		}
+		s.search.mu.RLock()
+		building := s.search.building
+		s.search.mu.RUnlock()
+		if s.search.byFTS.Load() != fts+1 || building {
+			t.Fatalf("after their write %d: not ranked by FTS5, or a build started (%v) within %v of the last", i, building, rebuildEvery)
+		}
+	}
+	// Once rebuildEvery has passed, the next search builds it again.
+	s.search.mu.Lock()
+	s.search.lastBuild = time.Now().Add(-rebuildEvery)
+	s.search.mu.Unlock()
+	searchIDs(t, s, "plumber")
+	s.search.builds.Wait()
+	copyInStep(t, s)
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -32,17 +33,32 @@ var checkSizes = []int{16, 64, 256, 1024}
 // searches are ranked by the copy, and so are a test's.
 var inlineBuildRows int64 = 20000
 
+// rebuildEvery is how often at most a search builds the copy again once
+// it was built: when another process writes to the same file, each of its
+// commits makes the copy stale, and building it after each would keep a
+// core busy and the copy never ready. In between, FTS5 ranks.
+var rebuildEvery = 30 * time.Second
+
 // rankCopy ranks terms with the copy, if it holds generation gen, into
 // sc's hits; ok is false if the search must rank with FTS5 instead. A
-// copy not built yet is built first on a small store (inlineBuildRows),
-// and on its own goroutine on a larger one.
+// copy never built is built first on a small store (inlineBuildRows),
+// and on its own goroutine on a larger one; a copy built before is built
+// again on its own goroutine, at most every rebuildEvery.
 func (s *Store) rankCopy(ctx context.Context, terms, parts []string, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
 	hits, ok, build := s.rankHeld(terms, parts, gen, sc)
 	if build {
-		var last int64
-		err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM records`).Scan(&last)
+		s.search.mu.RLock()
+		built, last := !s.search.lastBuild.IsZero(), s.search.lastBuild
+		s.search.mu.RUnlock()
+		var rows int64
+		if !built {
+			if err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) FROM records`).Scan(&rows); err != nil {
+				rows = math.MaxInt64
+			}
+		}
 		switch {
-		case err != nil || last > inlineBuildRows:
+		case built && time.Since(last) < rebuildEvery:
+		case built || rows > inlineBuildRows:
 			s.startSearchBuild()
 		case s.claimBuild():
 			s.buildSearchIndex(ctx)
@@ -87,7 +103,7 @@ func (si *searchIndex) claimLocked() bool {
 	if si.building || si.closed || si.limit <= 0 || si.over {
 		return false
 	}
-	si.building, si.replay, si.x = true, nil, nil
+	si.building, si.replay, si.x, si.lastBuild = true, nil, nil, time.Now()
 	return true
 }
 

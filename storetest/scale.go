@@ -43,6 +43,9 @@ func BenchScale(b *testing.B, open func(b *testing.B) []custody.Store) {
 	alice := &custody.Caller{Principal: p, Subject: p}
 	start := time.Now()
 	Populate(b, stores[0], n)
+	for _, st := range stores {
+		PrepareSearch(st)
+	}
 	b.Logf("populated %d records in %v", n, time.Since(start).Round(time.Millisecond))
 	b.Run("Search", func(b *testing.B) {
 		benchScaleSearch(b, svcs, alice)
