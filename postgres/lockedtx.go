@@ -26,6 +26,8 @@ type lockedTx struct {
 	// states is what the batch knows of each tenant it holds the lock
 	// of (tenantstate.go).
 	states map[string]*tenantState
+	// borders are the borders the server last committed (borders.go).
+	borders *borders
 }
 
 var _ custody.Tx = (*lockedTx)(nil)

@@ -42,9 +42,12 @@ func readNodes(ctx context.Context, q querier, tenant string, ids []compact.Node
 	return tlog.InOrder(ids, got)
 }
 
+// sizeQuery reads the size of tenant $1's log.
+const sizeQuery = `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves WHERE tenant = $1`
+
 func logSize(ctx context.Context, q querier, tenant string) (uint64, error) {
 	var n int64
-	if err := q.QueryRow(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves WHERE tenant = $1`, tenant).Scan(&n); err != nil {
+	if err := q.QueryRow(ctx, sizeQuery, tenant).Scan(&n); err != nil {
 		return 0, classify(err)
 	}
 	return uint64(n), nil

@@ -58,6 +58,8 @@ type Store struct {
 	writer chan struct{}
 	// queue holds the writes waiting for a batch (writer.go).
 	queue chan *write
+	// borders are the tenants' log borders the writer last committed.
+	borders borders
 }
 
 var _ custody.Store = (*Store)(nil)

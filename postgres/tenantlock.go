@@ -56,11 +56,11 @@ func (l *lockedTx) lock(ctx context.Context, tenant string) error {
 		var st *tenantState
 		switch {
 		case l.noWait:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, true, writeLock, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, true, writeLock, tenantLockSpace, tenant)
 		case len(l.locks) == 0:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, false, writeLock, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, false, writeLock, tenantLockSpace, tenant)
 		default:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, false, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, false, tenantLockSpace, tenant)
 		}
 		got = st != nil
 		if st != nil && l.states != nil {

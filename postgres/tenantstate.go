@@ -49,15 +49,51 @@ func (s *tenantState) Nodes(_ context.Context, ids []compact.NodeID) ([][]byte, 
 // lockAndLoad sends the statement taking the tenant's lock (lockSQL with
 // args; got reports whether a try succeeded) with the reads of the
 // tenant's state after it, and returns the state; a nil state with a nil
-// error means the lock was not granted.
-func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant, lockSQL string, try bool, args ...any) (*tenantState, error) {
+// error means the lock was not granted. With a border kept from this
+// server's last commit (borders.go), it reads the log's size instead of
+// the border, and the border only if the size is not the kept one.
+func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, lockSQL string, try bool, args ...any) (*tenantState, error) {
+	var kept *keptBorder
+	if k, ok := bs.get(tenant); ok {
+		kept = &k
+	} else {
+		bs.counted()
+	}
 	b := &pgx.Batch{}
 	b.Queue(lockSQL, args...)
 	b.Queue(`SELECT text FROM policies WHERE tenant = $1 ORDER BY seq DESC LIMIT 1`, tenant)
 	b.Queue(`SELECT `+pauseCols+` FROM pauses WHERE tenant = $1 AND resumed_at IS NULL ORDER BY id COLLATE "C"`, tenant)
-	b.Queue(borderQuery, tenant)
+	if kept != nil {
+		b.Queue(sizeQuery, tenant)
+	} else {
+		b.Queue(borderQuery, tenant)
+	}
 	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+	st, err := loadState(br, try, kept)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	if err != nil || st == nil || st.border != nil {
+		return st, err
+	}
+	// The log grew past the kept border (another server, or a commit
+	// whose outcome this one could not see): read the border.
+	bs.counted()
+	rows, err := tx.Query(ctx, borderQuery, tenant)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []tlog.Node
+	if st.size, nodes, err = scanBorder(rows); err != nil {
+		return nil, err
+	}
+	st.border = nodeMap(nodes)
+	return st, nil
+}
+
+// loadState reads the results of lockAndLoad's pipeline. The state's
+// border is nil when the log's size is not the kept border's.
+func loadState(br pgx.BatchResults, try bool, kept *keptBorder) (*tenantState, error) {
 	if try {
 		got := false
 		if err := br.QueryRow().Scan(&got); err != nil {
@@ -83,6 +119,16 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant, lockSQL string, try boo
 	if st.pauses, err = scanPauses(rows); err != nil {
 		return nil, err
 	}
+	if kept != nil {
+		var size int64
+		if err := br.QueryRow().Scan(&size); err != nil {
+			return nil, err
+		}
+		if uint64(size) == kept.size {
+			st.size, st.border = kept.size, kept.nodes
+		}
+		return st, nil
+	}
 	rows, err = br.Query()
 	if err != nil {
 		return nil, err
@@ -91,11 +137,17 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant, lockSQL string, try boo
 	if st.size, nodes, err = scanBorder(rows); err != nil {
 		return nil, err
 	}
-	st.border = make(map[compact.NodeID][]byte, len(nodes))
-	for _, n := range nodes {
-		st.border[n.ID] = n.Hash
-	}
+	st.border = nodeMap(nodes)
 	return st, nil
+}
+
+// nodeMap is nodes by id.
+func nodeMap(nodes []tlog.Node) map[compact.NodeID][]byte {
+	m := make(map[compact.NodeID][]byte, len(nodes))
+	for _, n := range nodes {
+		m[n.ID] = n.Hash
+	}
+	return m
 }
 
 // openAt is the pauses that hold writes at now, as OpenPauses lists them.

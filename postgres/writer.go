@@ -180,7 +180,7 @@ func (s *Store) commit(batch []*write) (again []*write) {
 		}
 		held, known := maps.Clone(locks), maps.Clone(states)
 		bt := &batchTx{Tx: tx, ctx: ctx}
-		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states}
+		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states, borders: &s.borders}
 		errs[i] = w.fn(lt)
 		switch {
 		case errs[i] != nil:
@@ -238,6 +238,7 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	case err != nil:
 		finish(unavailable(err))
 	default:
+		s.borders.committed(locks, states)
 		finish(nil)
 	}
 	return again
