@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"github.com/jackc/pgx/v5"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -60,7 +61,22 @@ func (l *lockedTx) MaxVersion(ctx context.Context, tenant, owner, namespace, key
 	return l.t.MaxVersion(ctx, tenant, owner, namespace, key)
 }
 
+// KeyVersions is read in the round trip that takes the tenant's lock when
+// the write does not hold it yet (a new keyed record's first read).
 func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, key string) (string, int, error) {
+	if storable(tenant, owner, namespace, key) {
+		var cur string
+		var v int
+		var err error
+		read := &pipelined{sql: keyVersionsQuery, args: []any{tenant, owner, namespace, key},
+			scan: func(row pgx.Row) error { cur, v, err = scanKeyVersions(row); return err }}
+		if err := l.lockWith(ctx, tenant, read); err != nil {
+			return "", 0, err
+		}
+		if read.done {
+			return cur, v, err
+		}
+	}
 	if err := l.lock(ctx, tenant); err != nil {
 		return "", 0, err
 	}

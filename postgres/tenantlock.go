@@ -39,6 +39,12 @@ var errLockBusy = errors.New("postgres: a tenant's lock is held by another write
 // write cannot go on without the lock it asked for whatever it does with
 // the error.
 func (l *lockedTx) lock(ctx context.Context, tenant string) error {
+	return l.lockWith(ctx, tenant, nil)
+}
+
+// lockWith is lock, with then read in the round trip that takes the
+// tenant's lock and loads its state, if it takes it there (then.done).
+func (l *lockedTx) lockWith(ctx context.Context, tenant string, then *pipelined) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -56,11 +62,11 @@ func (l *lockedTx) lock(ctx context.Context, tenant string) error {
 		var st *tenantState
 		switch {
 		case l.noWait:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, true, writeLock, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, then, `SELECT pg_try_advisory_xact_lock_shared($1) AND pg_try_advisory_xact_lock($2, hashtext($3))`, true, writeLock, tenantLockSpace, tenant)
 		case len(l.locks) == 0:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, false, writeLock, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, then, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`, false, writeLock, tenantLockSpace, tenant)
 		default:
-			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, false, tenantLockSpace, tenant)
+			st, err = lockAndLoad(ctx, l.t.tx, tenant, l.borders, then, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, false, tenantLockSpace, tenant)
 		}
 		got = st != nil
 		if st != nil && l.states != nil {

@@ -52,7 +52,7 @@ func (s *tenantState) Nodes(_ context.Context, ids []compact.NodeID) ([][]byte, 
 // error means the lock was not granted. With a border kept from this
 // server's last commit (borders.go), it reads the log's size instead of
 // the border, and the border only if the size is not the kept one.
-func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, lockSQL string, try bool, args ...any) (*tenantState, error) {
+func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, then *pipelined, lockSQL string, try bool, args ...any) (*tenantState, error) {
 	var kept *keptBorder
 	if k, ok := bs.get(tenant); ok {
 		kept = &k
@@ -68,8 +68,15 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, loc
 	} else {
 		b.Queue(borderQuery, tenant)
 	}
+	if then != nil {
+		b.Queue(then.sql, then.args...)
+	}
 	br := tx.SendBatch(ctx, b)
 	st, err := loadState(br, try, kept)
+	if err == nil && st != nil && then != nil {
+		then.done = true
+		then.scan(br.QueryRow()) // its error is the caller's, kept by scan
+	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
@@ -89,6 +96,15 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, loc
 	}
 	st.border = nodeMap(nodes)
 	return st, nil
+}
+
+// pipelined is a read sent after the state's in lockAndLoad's round trip.
+type pipelined struct {
+	sql  string
+	args []any
+	// scan reads its row; done says it was sent and scanned.
+	scan func(pgx.Row) error
+	done bool
 }
 
 // loadState reads the results of lockAndLoad's pipeline. The state's

@@ -92,14 +92,22 @@ func (t *txn) KeyVersions(ctx context.Context, tenant, owner, ns, key string) (s
 	if !storable(tenant, owner, ns, key) {
 		return "", 0, nil
 	}
-	var id *string
-	var v int
-	err := t.tx.QueryRow(ctx, `SELECT (SELECT r.id FROM records r
+	return scanKeyVersions(t.tx.QueryRow(ctx, keyVersionsQuery, tenant, owner, ns, key))
+}
+
+// keyVersionsQuery reads the id of the admitted version in force of key
+// $4 of namespace $3 of owner $2 of tenant $1, and the key's highest
+// version.
+const keyVersionsQuery = `SELECT (SELECT r.id FROM records r
  WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = $3 AND r.key = $4 AND r.state = 'admitted'
  ORDER BY r.version DESC LIMIT 1),
- (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = $1 AND owner = $2 AND namespace = $3 AND key = $4)`,
-		tenant, owner, ns, key).Scan(&id, &v)
-	if err != nil {
+ (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = $1 AND owner = $2 AND namespace = $3 AND key = $4)`
+
+// scanKeyVersions reads the row of keyVersionsQuery.
+func scanKeyVersions(row pgx.Row) (string, int, error) {
+	var id *string
+	var v int
+	if err := row.Scan(&id, &v); err != nil {
 		return "", 0, classify(err)
 	}
 	if id == nil {
