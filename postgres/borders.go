@@ -1,13 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
 	"github.com/transparency-dev/merkle/compact"
 )
 
-// The log borders a server last committed.
+// The log borders a server committed last.
 //
 // Reading a tenant's border (borderQuery: the log's size and the nodes an
 // append reads) was the costliest statement of a write on the server's
@@ -16,9 +17,16 @@ import (
 // it, so the border this server committed last is still the border
 // whenever the log's size is still the one it committed. A write that
 // takes a tenant's lock therefore reads the size alone when a border is
-// kept for the tenant, and the whole border only when the size differs:
-// another server appended, or a commit this one could not confirm did
-// land.
+// kept for the tenant, and the whole border only when no kept border has
+// that size: another server appended, or a commit this one could not
+// confirm did land.
+//
+// Batches of one server can wait for one another's lock: the one that
+// waited reads the size the other committed, and may read it before the
+// other has heard back from its COMMIT. A batch therefore says which
+// borders it is committing (a flight per tenant: one at most, as it holds
+// the tenant's lock), and a reader that finds that size waits for the
+// commit's answer: the border is used only once the commit is confirmed.
 
 // maxBorders bounds the tenants whose borders are kept; past it, one is
 // dropped for each added.
@@ -26,56 +34,107 @@ const maxBorders = 4096
 
 // borders holds the last committed border of each tenant.
 type borders struct {
-	mu sync.Mutex
-	m  map[string]keptBorder
+	mu      sync.Mutex
+	m       map[string]keptBorder
+	flights map[string]*flight
 	// reads counts the borders read whole (the tests).
 	reads atomic.Int64
 }
 
-// keptBorder is a log's size and the roots of the perfect subtrees covering
-// [0, size). Its map is never changed once made (tenantState shares it).
+// keptBorder is a log's size and the roots of the perfect subtrees
+// covering [0, size). Its map is never changed once made (tenantState
+// shares it).
 type keptBorder struct {
 	size  uint64
 	nodes map[compact.NodeID][]byte
 }
 
-// get returns tenant's kept border, if any.
-func (b *borders) get(tenant string) (keptBorder, bool) {
+// flight is a commit under way that leaves a tenant's log at size.
+type flight struct {
+	size uint64
+	done chan struct{}
+}
+
+// knows reports whether a border of tenant is kept or being committed:
+// whether reading the size alone may do.
+func (b *borders) knows(tenant string) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, kept := b.m[tenant]
+	return kept || b.flights[tenant] != nil
+}
+
+// at returns the border of tenant's log at size, if it is the one kept,
+// after waiting for this server's commit of that size if one is under way.
+func (b *borders) at(ctx context.Context, tenant string, size uint64) (keptBorder, bool) {
 	if b == nil {
 		return keptBorder{}, false
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.m[tenant]
-	return k, ok
-}
-
-// committed keeps what a batch that committed knew of the tenants it
-// locked: the border of each tenant with a state, and none for a locked
-// tenant without one (its border was not followed to the end).
-func (b *borders) committed(locks map[string]bool, states map[string]*tenantState) {
-	if b == nil {
-		return
+	f := b.flights[tenant]
+	b.mu.Unlock()
+	if f != nil && f.size == size {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return keptBorder{}, false
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]keptBorder{}
+	k, ok := b.m[tenant]
+	return k, ok && k.size == size
+}
+
+// committing says that a batch holding locks is about to commit what
+// states know of those tenants. The func returned ends it: ok says the
+// commit was confirmed, and keeps the border of each tenant with a state
+// (a locked tenant without one, whose border was not followed to the end,
+// keeps none).
+func (b *borders) committing(locks map[string]bool, states map[string]*tenantState) (end func(ok bool)) {
+	b.mu.Lock()
+	if b.flights == nil {
+		b.m, b.flights = map[string]keptBorder{}, map[string]*flight{}
 	}
+	mine := map[string]*flight{}
 	for tenant := range locks {
-		st := states[tenant]
-		if st == nil {
-			delete(b.m, tenant)
-			continue
+		if st := states[tenant]; st != nil {
+			f := &flight{size: st.size, done: make(chan struct{})}
+			b.flights[tenant], mine[tenant] = f, f
 		}
-		if _, ok := b.m[tenant]; !ok && len(b.m) >= maxBorders {
-			for other := range b.m {
-				delete(b.m, other)
-				break
+	}
+	b.mu.Unlock()
+	return func(ok bool) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for tenant := range locks {
+			if !ok || states[tenant] == nil {
+				delete(b.m, tenant)
+			} else {
+				b.keep(tenant, keptBorder{size: states[tenant].size, nodes: states[tenant].border})
+			}
+			if f := mine[tenant]; f != nil {
+				if b.flights[tenant] == f {
+					delete(b.flights, tenant)
+				}
+				close(f.done)
 			}
 		}
-		b.m[tenant] = keptBorder{size: st.size, nodes: st.border}
 	}
+}
+
+// keep keeps k as tenant's border (under mu).
+func (b *borders) keep(tenant string, k keptBorder) {
+	if _, ok := b.m[tenant]; !ok && len(b.m) >= maxBorders {
+		for other := range b.m {
+			delete(b.m, other)
+			break
+		}
+	}
+	b.m[tenant] = k
 }
 
 // counted counts a border read whole.

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
@@ -62,4 +63,64 @@ func TestBorderKeptBetweenBatches(t *testing.T) {
 	appendAt(b, "seven", 6, false)
 	reads(b, 2) // b had kept the border of four
 	checkTenantLog(t, b, "acme", []string{"one", "two", "three", "four", "five", "six", "seven"})
+}
+
+// Batches of one server that wait for one another's lock use the border
+// the one before committed (waiting for its commit's answer if need be),
+// and never read it whole again: each append lands once, at the next
+// index, and the stored nodes give the root of the leaves as they lie.
+func TestBorderKeptUnderConcurrentBatches(t *testing.T) {
+	ctx := t.Context()
+	st := openDSN(t, newDatabase(t))
+	write := func(leaf string) error {
+		return st.Update(ctx, func(tx custody.Tx) error {
+			_, err := tx.AppendLeaf(ctx, "acme", []byte(leaf))
+			return err
+		})
+	}
+	if err := write("first"); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 10
+	want := map[string]bool{"first": true}
+	errs := make(chan error, writers*each)
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				errs <- write(fmt.Sprintf("g%d-%d", g, i))
+			}
+		}()
+		for i := range each {
+			want[fmt.Sprintf("g%d-%d", g, i)] = true
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.Leaves(ctx, "acme", 0, writers*each+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, l := range got {
+		if !want[string(l.Data)] {
+			t.Fatalf("leaf %q is not one written, or is there twice", l.Data)
+		}
+		delete(want, string(l.Data))
+		order = append(order, string(l.Data))
+	}
+	if len(want) != 0 {
+		t.Fatalf("%d leaves missing", len(want))
+	}
+	checkTenantLog(t, st, "acme", order)
+	if n := st.BorderReads(); n != 1 {
+		t.Errorf("the border was read whole %d times, want once (the first write)", n)
+	}
 }

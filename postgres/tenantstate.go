@@ -49,30 +49,26 @@ func (s *tenantState) Nodes(_ context.Context, ids []compact.NodeID) ([][]byte, 
 // lockAndLoad sends the statement taking the tenant's lock (lockSQL with
 // args; got reports whether a try succeeded) with the reads of the
 // tenant's state after it, and returns the state; a nil state with a nil
-// error means the lock was not granted. With a border kept from this
-// server's last commit (borders.go), it reads the log's size instead of
-// the border, and the border only if the size is not the kept one.
+// error means the lock was not granted. When the server keeps a border of
+// the tenant's log (borders.go), it reads the log's size instead of the
+// border, and the border only if no kept border has that size.
 func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, then *pipelined, lockSQL string, try bool, args ...any) (*tenantState, error) {
-	var kept *keptBorder
-	if k, ok := bs.get(tenant); ok {
-		kept = &k
-	} else {
-		bs.counted()
-	}
+	sizeOnly := bs.knows(tenant)
 	b := &pgx.Batch{}
 	b.Queue(lockSQL, args...)
 	b.Queue(`SELECT text FROM policies WHERE tenant = $1 ORDER BY seq DESC LIMIT 1`, tenant)
 	b.Queue(`SELECT `+pauseCols+` FROM pauses WHERE tenant = $1 AND resumed_at IS NULL ORDER BY id COLLATE "C"`, tenant)
-	if kept != nil {
+	if sizeOnly {
 		b.Queue(sizeQuery, tenant)
 	} else {
 		b.Queue(borderQuery, tenant)
+		bs.counted()
 	}
 	if then != nil {
 		b.Queue(then.sql, then.args...)
 	}
 	br := tx.SendBatch(ctx, b)
-	st, err := loadState(br, try, kept)
+	st, err := loadState(br, try, sizeOnly)
 	if err == nil && st != nil && then != nil {
 		then.done = true
 		then.scan(br.QueryRow()) // its error is the caller's, kept by scan
@@ -83,13 +79,17 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, the
 	if err != nil || st == nil || st.border != nil {
 		return st, err
 	}
-	// The log grew past the kept border (another server, or a commit
-	// whose outcome this one could not see): read the border.
-	bs.counted()
+	if k, ok := bs.at(ctx, tenant, st.size); ok {
+		st.border = k.nodes
+		return st, nil
+	}
+	// No border of this size is kept (another server appended, or a
+	// commit whose answer this one did not get landed): read it.
 	rows, err := tx.Query(ctx, borderQuery, tenant)
 	if err != nil {
 		return nil, err
 	}
+	bs.counted()
 	var nodes []tlog.Node
 	if st.size, nodes, err = scanBorder(rows); err != nil {
 		return nil, err
@@ -107,9 +107,9 @@ type pipelined struct {
 	done bool
 }
 
-// loadState reads the results of lockAndLoad's pipeline. The state's
-// border is nil when the log's size is not the kept border's.
-func loadState(br pgx.BatchResults, try bool, kept *keptBorder) (*tenantState, error) {
+// loadState reads the results of lockAndLoad's pipeline: with sizeOnly,
+// the log's size without its border.
+func loadState(br pgx.BatchResults, try bool, sizeOnly bool) (*tenantState, error) {
 	if try {
 		got := false
 		if err := br.QueryRow().Scan(&got); err != nil {
@@ -135,14 +135,12 @@ func loadState(br pgx.BatchResults, try bool, kept *keptBorder) (*tenantState, e
 	if st.pauses, err = scanPauses(rows); err != nil {
 		return nil, err
 	}
-	if kept != nil {
+	if sizeOnly {
 		var size int64
 		if err := br.QueryRow().Scan(&size); err != nil {
 			return nil, err
 		}
-		if uint64(size) == kept.size {
-			st.size, st.border = kept.size, kept.nodes
-		}
+		st.size = uint64(size)
 		return st, nil
 	}
 	rows, err = br.Query()

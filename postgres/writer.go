@@ -228,7 +228,9 @@ func (s *Store) commit(batch []*write) (again []*write) {
 		finish(nil) // nothing to keep: the deferred rollback ends it
 		return again
 	}
+	landed := s.borders.committing(locks, states)
 	err, stmtErr := tx.commitAfter(ctx, closing)
+	landed(err == nil && stmtErr == nil)
 	switch {
 	case stmtErr != nil && !connError(stmtErr): // the lone write's own failure
 		errs[0] = stmtErr
@@ -238,7 +240,6 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	case err != nil:
 		finish(unavailable(err))
 	default:
-		s.borders.committed(locks, states)
 		finish(nil)
 	}
 	return again
