@@ -60,11 +60,18 @@ func (t *batchTx) flush() error {
 	return classify(t.Tx.SendBatch(t.ctx, &b).Close())
 }
 
+// Exec and QueryRow send the queued statements first, in the same round
+// trip: their first error is the statement's.
 func (t *batchTx) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.flush(); err != nil {
-		return pgconn.CommandTag{}, err
+	if t.pending.Len() == 0 {
+		return t.Tx.Exec(t.ctx, sql, args...)
 	}
-	return t.Tx.Exec(t.ctx, sql, args...)
+	br := t.after(sql, args)
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return tag, err
 }
 
 func (t *batchTx) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
@@ -75,10 +82,28 @@ func (t *batchTx) Query(_ context.Context, sql string, args ...any) (pgx.Rows, e
 }
 
 func (t *batchTx) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
-	if err := t.flush(); err != nil {
-		return errRow{err}
+	if t.pending.Len() == 0 {
+		return t.Tx.QueryRow(t.ctx, sql, args...)
 	}
-	return t.Tx.QueryRow(t.ctx, sql, args...)
+	return batchRow{t.after(sql, args)}
+}
+
+// after sends the queued statements and then sql.
+func (t *batchTx) after(sql string, args []any) pgx.BatchResults {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	return t.SendBatch(t.ctx, b)
+}
+
+// batchRow is the one row of a statement sent after queued ones.
+type batchRow struct{ br pgx.BatchResults }
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.br.QueryRow().Scan(dest...)
+	if cerr := r.br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
 }
 
 func (t *batchTx) SendBatch(_ context.Context, b *pgx.Batch) pgx.BatchResults {
