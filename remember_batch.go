@@ -37,6 +37,10 @@ func (s *Service) RememberBatch(ctx context.Context, c *Caller, in []Candidate) 
 	// of a key, say).
 	ahead := s.prepareAhead(ctx, c, recs)
 	err := s.update(ctx, func(tx Tx) error {
+		tx, err := readKeysAhead(ctx, tx, c.Tenant(), c.Subject.Name, recs)
+		if err != nil {
+			return err
+		}
 		for i, r := range recs {
 			if err := s.admitNew(ctx, tx, c, r, ahead.take(i)); err != nil {
 				return ItemError(i, err)

@@ -69,7 +69,7 @@ func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, ke
 		var v int
 		var err error
 		read := &pipelined{sql: keyVersionsQuery, args: []any{tenant, owner, namespace, key},
-			scan: func(row pgx.Row) error { cur, v, err = scanKeyVersions(row); return err }}
+			read: func(br pgx.BatchResults) error { cur, v, err = scanKeyVersions(br.QueryRow()); return err }}
 		if err := l.lockWith(ctx, tenant, read); err != nil {
 			return "", 0, err
 		}
@@ -81,6 +81,25 @@ func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, ke
 		return "", 0, err
 	}
 	return l.t.KeyVersions(ctx, tenant, owner, namespace, key)
+}
+
+// KeysVersions is read in the round trip that takes the tenant's lock
+// when the write does not hold it yet (a batch's first read).
+func (l *lockedTx) KeysVersions(ctx context.Context, tenant, owner string, keys []custody.NamespaceKey) ([]custody.KeyVersions, error) {
+	var out []custody.KeyVersions
+	var err error
+	q, args := keysVersionsQuery(tenant, owner, keys)
+	read := &pipelined{sql: q, args: args, read: func(br pgx.BatchResults) error {
+		out, err = scanKeysVersions(br.Query())
+		return err
+	}}
+	if err := l.lockWith(ctx, tenant, read); err != nil {
+		return nil, err
+	}
+	if read.done {
+		return out, err
+	}
+	return l.t.KeysVersions(ctx, tenant, owner, keys)
 }
 
 func (l *lockedTx) Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*custody.Record, error) {

@@ -71,7 +71,7 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, the
 	st, err := loadState(br, try, sizeOnly)
 	if err == nil && st != nil && then != nil {
 		then.done = true
-		then.scan(br.QueryRow()) // its error is the caller's, kept by scan
+		then.read(br) // its error is the caller's, kept by read
 	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		return nil, cerr
@@ -102,8 +102,8 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, tenant string, bs *borders, the
 type pipelined struct {
 	sql  string
 	args []any
-	// scan reads its row; done says it was sent and scanned.
-	scan func(pgx.Row) error
+	// read reads its result; done says it was sent and read.
+	read func(pgx.BatchResults) error
 	done bool
 }
 

@@ -95,6 +95,54 @@ func (t *txn) KeyVersions(ctx context.Context, tenant, owner, ns, key string) (s
 	return scanKeyVersions(t.tx.QueryRow(ctx, keyVersionsQuery, tenant, owner, ns, key))
 }
 
+// KeysVersions is KeyVersions of each of keys in one statement.
+func (t *txn) KeysVersions(ctx context.Context, tenant, owner string, keys []custody.NamespaceKey) ([]custody.KeyVersions, error) {
+	q, args := keysVersionsQuery(tenant, owner, keys)
+	return scanKeysVersions(t.tx.Query(ctx, q, args...))
+}
+
+// keysVersionsQuery is keyVersionsQuery for many keys of one owner, a row
+// each in their order. A key that cannot be stored (storable) is matched
+// by none.
+func keysVersionsQuery(tenant, owner string, keys []custody.NamespaceKey) (string, []any) {
+	nss, ks := make([]*string, len(keys)), make([]*string, len(keys)) // NULL matches nothing
+	for i, k := range keys {
+		if storable(k.Namespace, k.Key) {
+			nss[i], ks[i] = &k.Namespace, &k.Key
+		}
+	}
+	var t, o *string
+	if storable(tenant, owner) {
+		t, o = &tenant, &owner
+	}
+	return `SELECT (SELECT r.id FROM records r
+ WHERE r.tenant = $1 AND r.owner = $2 AND r.namespace = k.ns AND r.key = k.key AND r.state = 'admitted'
+ ORDER BY r.version DESC LIMIT 1),
+ (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = $1 AND owner = $2 AND namespace = k.ns AND key = k.key)
+ FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(ns, key, i) ORDER BY k.i`, []any{t, o, nss, ks}
+}
+
+// scanKeysVersions reads the rows of keysVersionsQuery.
+func scanKeysVersions(rows pgx.Rows, err error) ([]custody.KeyVersions, error) {
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []custody.KeyVersions
+	for rows.Next() {
+		var id *string
+		var v custody.KeyVersions
+		if err := rows.Scan(&id, &v.Max); err != nil {
+			return nil, classify(err)
+		}
+		if id != nil {
+			v.Current = *id
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
+}
+
 // keyVersionsQuery reads the id of the admitted version in force of key
 // $4 of namespace $3 of owner $2 of tenant $1, and the key's highest
 // version.

@@ -110,6 +110,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"MentioningUnstorable", testMentioningUnstorable},
 		{"FarFutureExpiry", testFarFutureExpiry},
 		{"RememberBatch", testRememberBatch},
+		{"RememberBatchKeys", testRememberBatchKeys},
 		{"GroupCommit", testGroupCommit},
 		{"Pauses", testPauses},
 		{"Forget", testForget},
