@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,7 +42,17 @@ type batchTx struct {
 	pgx.Tx
 	ctx     context.Context
 	pending pgx.Batch
+	// carried is how many of pending's first statements the write before
+	// in the batch held back (writer.go): they go with this write's first
+	// statement, and their error is that write's (carryErr), while this
+	// write's statement fails with errCarried.
+	carried  int
+	carryErr error
 }
+
+// errCarried fails a write's statement sent after statements of the write
+// before that failed: the writer undoes that write and runs this one again.
+var errCarried = errors.New("postgres: a statement of the write before in the batch failed; this write runs again")
 
 // execLater queues a statement whose result only matters as an error.
 // The error is that of the statement run next, or of the write's end
@@ -57,7 +68,19 @@ func (t *batchTx) flush() error {
 	}
 	b := t.pending
 	t.pending = pgx.Batch{}
-	return classify(t.Tx.SendBatch(t.ctx, &b).Close())
+	r := t.results(t.Tx.SendBatch(t.ctx, &b), b.Len())
+	err := r.skip()
+	if cerr := r.BatchResults.Close(); err == nil && cerr != nil {
+		err = classify(cerr)
+	}
+	return err
+}
+
+// results is br, whose first n statements were the queued ones.
+func (t *batchTx) results(br pgx.BatchResults, n int) *afterPending {
+	r := &afterPending{BatchResults: br, pending: n, carried: t.carried, tx: t}
+	t.carried = 0
+	return r
 }
 
 // Exec and QueryRow send the queued statements first, in the same round
@@ -113,8 +136,7 @@ func (t *batchTx) SendBatch(_ context.Context, b *pgx.Batch) pgx.BatchResults {
 		for _, q := range b.QueuedQueries {
 			all.Queue(q.SQL, q.Arguments...)
 		}
-		br := t.Tx.SendBatch(t.ctx, &all)
-		return &afterPending{BatchResults: br, pending: all.Len() - b.Len()}
+		return t.results(t.Tx.SendBatch(t.ctx, &all), all.Len()-b.Len())
 	}
 	return t.Tx.SendBatch(t.ctx, b)
 }
@@ -132,13 +154,22 @@ func (t *batchTx) CopyFrom(_ context.Context, table pgx.Identifier, cols []strin
 type afterPending struct {
 	pgx.BatchResults
 	pending int
+	carried int // of pending, the first ones, the write before's
+	tx      *batchTx
 	err     error
 }
 
 func (r *afterPending) skip() error {
 	for ; r.pending > 0 && r.err == nil; r.pending-- {
+		before := r.carried > 0
+		if before {
+			r.carried--
+		}
 		if _, err := r.BatchResults.Exec(); err != nil {
 			r.err = classify(err)
+			if before {
+				r.tx.carryErr, r.err = r.err, errCarried
+			}
 		}
 	}
 	return r.err

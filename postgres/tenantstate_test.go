@@ -242,3 +242,40 @@ func TestLoneWriteInsertFailsAlone(t *testing.T) {
 	}
 	checkTenantLog(t, st, "acme", []string{"one", "two"})
 }
+
+// A write's held-back statements travel with the next write's first
+// statement; a next write that fails before it sends any still sends
+// them, and the write they came from commits: here the second write
+// fails at once, the third after a statement of its own, and the first
+// and fourth are kept.
+func TestCarriedStatementsLand(t *testing.T) {
+	ctx := t.Context()
+	st := openDSN(t, newDatabase(t))
+	errOwn := errors.New("this write's own failure")
+	appendLeaf := func(leaf string) func(custody.Tx) error {
+		return func(tx custody.Tx) error {
+			_, err := tx.AppendLeaf(ctx, "acme", []byte(leaf))
+			return err
+		}
+	}
+	errs := st.UpdateEach(ctx,
+		appendLeaf("one"),
+		func(custody.Tx) error { return errOwn },
+		func(tx custody.Tx) error {
+			if err := appendLeaf("dropped")(tx); err != nil {
+				return err
+			}
+			if _, err := tx.LogSize(ctx, "acme"); err != nil {
+				return err
+			}
+			return errOwn
+		},
+		appendLeaf("two"),
+	)
+	for i, want := range []error{nil, errOwn, errOwn, nil} {
+		if !errors.Is(errs[i], want) && !(want == nil && errs[i] == nil) {
+			t.Fatalf("write %d: %v, want %v", i, errs[i], want)
+		}
+	}
+	checkTenantLog(t, st, "acme", []string{"one", "two"})
+}

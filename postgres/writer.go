@@ -155,18 +155,48 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	tx := &connTx{c: conn}
 	defer tx.Rollback(ctx) // after the commit, a no-op
 	// A write alone in its batch needs no savepoint: its error rolls back
-	// the whole transaction. In a batch, each write's savepoint is opened
-	// in the round trip that ends the write before (its held-back inserts
-	// and the release of its savepoint), and the last is released by the
-	// commit.
+	// the whole transaction. In a batch, each write's held-back inserts,
+	// the release of its savepoint and the opening of the next write's are
+	// carried to the next write and sent with its first statement (one
+	// round trip for both; see batchTx.carried); the last write's are sent
+	// at its end, and its savepoint is released by the commit. When a
+	// carried statement fails, the write it came from is rolled back to
+	// its savepoint, and the write that carried it is run again.
 	alone := len(batch) == 1
 	opened := false        // a savepoint is open for the next write
 	var closing *pgx.Batch // a lone write's held-back inserts
 	ran := 0
 	locks := map[string]bool{}          // the tenants' locks the batch holds
 	states := map[string]*tenantState{} // and what it knows of those tenants
-	for i, w := range batch {
-		if err := w.ctx.Err(); err != nil {
+	var carry carried                   // what the write before held back, to send with the next
+	// undo rolls back write j to its savepoint, the batch's locks and
+	// states back to held and known; false when the batch is lost.
+	undo := func(j int, held map[string]bool, known map[string]*tenantState) bool {
+		// A lock taken in the rolled-back savepoint may be gone with
+		// it: the next write takes it again (taking a lock the
+		// transaction holds is a no-op).
+		clear(locks)
+		maps.Copy(locks, held)
+		clear(states)
+		maps.Copy(states, known)
+		if tx.Conn().IsClosed() || connError(errs[j]) {
+			s.fail(errs, unavailable(errs[j]))
+			return false
+		}
+		if alone {
+			return false
+		}
+		if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
+			s.fail(errs, fmt.Errorf("savepoint: %w", err))
+			return false
+		}
+		busy[j] = errors.Is(errs[j], errLockBusy)
+		opened = false
+		return true
+	}
+	for i := 0; i < len(batch); i++ {
+		w := batch[i]
+		if err := w.ctx.Err(); err != nil && carry.stmts.Len() == 0 {
 			errs[i] = err
 			continue
 		}
@@ -179,13 +209,24 @@ func (s *Store) commit(batch []*write) (again []*write) {
 			opened = true
 		}
 		held, known := maps.Clone(locks), maps.Clone(states)
-		bt := &batchTx{Tx: tx, ctx: ctx}
+		bt := &batchTx{Tx: tx, ctx: ctx, pending: carry.stmts, carried: carry.stmts.Len()}
 		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states, borders: &s.borders}
-		errs[i] = w.fn(lt)
+		if err := w.ctx.Err(); err != nil { // it only sends the write before's statements
+			errs[i] = err
+		} else {
+			errs[i] = w.fn(lt)
+		}
+		if errs[i] != nil && bt.carried > 0 {
+			bt.flush() // the write before's statements go even so (errs[i] is this one's)
+		}
 		switch {
+		case bt.carryErr != nil:
 		case errs[i] != nil:
 		case alone: // its inserts go with the commit
 			closing = &bt.pending
+		case i < len(batch)-1 && bt.carried == 0: // its inserts go with the next write's first statement
+			bt.execLater("RELEASE SAVEPOINT w")
+			bt.execLater("SAVEPOINT w")
 		default:
 			if i < len(batch)-1 { // the next write's savepoint, in the same round trip
 				bt.execLater("RELEASE SAVEPOINT w")
@@ -193,34 +234,30 @@ func (s *Store) commit(batch []*write) (again []*write) {
 			}
 			errs[i] = bt.flush()
 		}
+		if bt.carryErr != nil { // the write before failed: undo it, and run this one again
+			errs[carry.owner], errs[i] = bt.carryErr, nil
+			ran--
+			if !undo(carry.owner, carry.held, carry.known) {
+				finish(nil)
+				return again
+			}
+			carry = carried{}
+			i--
+			continue
+		}
+		carry = carried{}
 		if lt.err != nil { // whatever fn made of it
 			errs[i] = lt.err
 		}
 		if errs[i] != nil {
-			// A lock taken in the rolled-back savepoint may be gone with
-			// it: the next write takes it again (taking a lock the
-			// transaction holds is a no-op).
-			clear(locks)
-			maps.Copy(locks, held)
-			clear(states)
-			maps.Copy(states, known)
-			if tx.Conn().IsClosed() || connError(errs[i]) {
-				s.fail(errs, unavailable(errs[i]))
+			if !undo(i, held, known) {
 				finish(nil)
 				return again
 			}
-			if alone {
-				finish(nil)
-				return again
-			}
-			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
-				s.fail(errs, fmt.Errorf("savepoint: %w", err))
-				finish(nil)
-				return again
-			}
-			busy[i] = errors.Is(errs[i], errLockBusy)
-			opened = false
 			continue
+		}
+		if bt.pending.Len() > 0 && !alone {
+			carry = carried{stmts: bt.pending, owner: i, held: held, known: known}
 		}
 		ran++
 	}
@@ -243,6 +280,17 @@ func (s *Store) commit(batch []*write) (again []*write) {
 		finish(nil)
 	}
 	return again
+}
+
+// carried is what a write of a batch held back (its inserts, the release
+// of its savepoint, the opening of the next write's), sent with the next
+// write's first statement: the write it came from, and the batch's locks
+// and states before it ran, to undo it should a statement fail.
+type carried struct {
+	stmts pgx.Batch
+	owner int
+	held  map[string]bool
+	known map[string]*tenantState
 }
 
 // commitAll runs batch and, at the head of the batches after it, the
