@@ -2,13 +2,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"maps"
 	"time"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/jackc/pgx/v5"
 )
 
 // Group commit. The writes of this process that wait at the same moment
@@ -132,165 +128,39 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	errs := make([]error, len(batch))
-	busy := make([]bool, len(batch))
-	finish := func(all error) {
-		for i, w := range batch {
-			if busy[i] && all == nil {
-				again = append(again, w)
-				continue
-			}
-			if errs[i] == nil || busy[i] {
-				errs[i] = all
-			}
-			w.done <- errs[i]
-		}
-	}
+	b := &batchRun{s: s, ctx: ctx, batch: batch, errs: make([]error, len(batch)), busy: make([]bool, len(batch)),
+		alone: len(batch) == 1, locks: map[string]bool{}, states: map[string]*tenantState{}}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		finish(unavailable(err))
-		return nil
+		return b.finish(unavailable(err))
 	}
 	defer conn.Release()
-	tx := &connTx{c: conn}
-	defer tx.Rollback(ctx) // after the commit, a no-op
-	// A write alone in its batch needs no savepoint: its error rolls back
-	// the whole transaction. In a batch, each write's held-back inserts,
-	// the release of its savepoint and the opening of the next write's are
-	// carried to the next write and sent with its first statement (one
-	// round trip for both; see batchTx.carried); the last write's are sent
-	// at its end, and its savepoint is released by the commit. When a
-	// carried statement fails, the write it came from is rolled back to
-	// its savepoint, and the write that carried it is run again.
-	alone := len(batch) == 1
-	opened := false        // a savepoint is open for the next write
-	var closing *pgx.Batch // a lone write's held-back inserts
-	ran := 0
-	locks := map[string]bool{}          // the tenants' locks the batch holds
-	states := map[string]*tenantState{} // and what it knows of those tenants
-	var carry carried                   // what the write before held back, to send with the next
-	// undo rolls back write j to its savepoint, the batch's locks and
-	// states back to held and known; false when the batch is lost.
-	undo := func(j int, held map[string]bool, known map[string]*tenantState) bool {
-		// A lock taken in the rolled-back savepoint may be gone with
-		// it: the next write takes it again (taking a lock the
-		// transaction holds is a no-op).
-		clear(locks)
-		maps.Copy(locks, held)
-		clear(states)
-		maps.Copy(states, known)
-		if tx.Conn().IsClosed() || connError(errs[j]) {
-			s.fail(errs, unavailable(errs[j]))
-			return false
-		}
-		if alone {
-			return false
-		}
-		if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w; RELEASE SAVEPOINT w"); err != nil {
-			s.fail(errs, fmt.Errorf("savepoint: %w", err))
-			return false
-		}
-		busy[j] = errors.Is(errs[j], errLockBusy)
-		opened = false
-		return true
-	}
+	b.tx = &connTx{c: conn}
+	defer b.tx.Rollback(ctx) // after the commit, a no-op
 	for i := 0; i < len(batch); i++ {
-		w := batch[i]
-		if err := w.ctx.Err(); err != nil && carry.stmts.Len() == 0 {
-			errs[i] = err
-			continue
-		}
-		if !alone && !opened {
-			if _, err := tx.Exec(ctx, "SAVEPOINT w"); err != nil {
-				s.fail(errs, fmt.Errorf("savepoint: %w", err))
-				finish(nil)
-				return again
-			}
-			opened = true
-		}
-		held, known := maps.Clone(locks), maps.Clone(states)
-		bt := &batchTx{Tx: tx, ctx: ctx, pending: carry.stmts, carried: carry.stmts.Len()}
-		lt := &lockedTx{t: &txn{tx: bt}, locks: locks, noWait: len(locks) > 0, states: states, borders: &s.borders}
-		if err := w.ctx.Err(); err != nil { // it only sends the write before's statements
-			errs[i] = err
-		} else {
-			errs[i] = w.fn(lt)
-		}
-		if errs[i] != nil && bt.carried > 0 {
-			bt.flush() // the write before's statements go even so (errs[i] is this one's)
-		}
-		switch {
-		case bt.carryErr != nil:
-		case errs[i] != nil:
-		case alone: // its inserts go with the commit
-			closing = &bt.pending
-		case i < len(batch)-1 && bt.carried == 0: // its inserts go with the next write's first statement
-			bt.execLater("RELEASE SAVEPOINT w")
-			bt.execLater("SAVEPOINT w")
-		default:
-			if i < len(batch)-1 { // the next write's savepoint, in the same round trip
-				bt.execLater("RELEASE SAVEPOINT w")
-				bt.execLater("SAVEPOINT w")
-			}
-			errs[i] = bt.flush()
-		}
-		if bt.carryErr != nil { // the write before failed: undo it, and run this one again
-			errs[carry.owner], errs[i] = bt.carryErr, nil
-			ran--
-			if !undo(carry.owner, carry.held, carry.known) {
-				finish(nil)
-				return again
-			}
-			carry = carried{}
+		switch b.run(i) {
+		case runLost:
+			return b.finish(nil)
+		case runAgain:
 			i--
-			continue
 		}
-		carry = carried{}
-		if lt.err != nil { // whatever fn made of it
-			errs[i] = lt.err
-		}
-		if errs[i] != nil {
-			if !undo(i, held, known) {
-				finish(nil)
-				return again
-			}
-			continue
-		}
-		if bt.pending.Len() > 0 && !alone {
-			carry = carried{stmts: bt.pending, owner: i, held: held, known: known}
-		}
-		ran++
 	}
-	if ran == 0 {
-		finish(nil) // nothing to keep: the deferred rollback ends it
-		return again
+	if b.ran == 0 {
+		return b.finish(nil) // nothing to keep: the deferred rollback ends it
 	}
-	landed := s.borders.committing(locks, states)
-	err, stmtErr := tx.commitAfter(ctx, closing)
+	landed := s.borders.committing(b.locks, b.states)
+	err, stmtErr := b.tx.commitAfter(ctx, b.closing)
 	landed(err == nil && stmtErr == nil)
 	switch {
 	case stmtErr != nil && !connError(stmtErr): // the lone write's own failure
-		errs[0] = stmtErr
-		finish(nil)
+		b.errs[0] = stmtErr
+		return b.finish(nil)
 	case stmtErr != nil:
-		finish(unavailable(stmtErr))
+		return b.finish(unavailable(stmtErr))
 	case err != nil:
-		finish(unavailable(err))
-	default:
-		finish(nil)
+		return b.finish(unavailable(err))
 	}
-	return again
-}
-
-// carried is what a write of a batch held back (its inserts, the release
-// of its savepoint, the opening of the next write's), sent with the next
-// write's first statement: the write it came from, and the batch's locks
-// and states before it ran, to undo it should a statement fail.
-type carried struct {
-	stmts pgx.Batch
-	owner int
-	held  map[string]bool
-	known map[string]*tenantState
+	return b.finish(nil)
 }
 
 // commitAll runs batch and, at the head of the batches after it, the
