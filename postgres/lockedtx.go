@@ -3,10 +3,10 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"github.com/jackc/pgx/v5"
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/jackc/pgx/v5"
 	"github.com/transparency-dev/merkle/compact"
 )
 
