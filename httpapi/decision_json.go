@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/custody-mem/custody"
@@ -80,36 +79,12 @@ func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
 	b = append(b, `,"policy_version":`...)
 	b = jsontext.AppendString(b, r.PolicyVersion)
 	b = append(b, `,"rules":`...)
-	if r.Rules == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, rule := range r.Rules {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, rule)
-		}
-		b = append(b, ']')
-	}
+	b = jsontext.AppendStrings(b, r.Rules)
 	b = append(b, `,"reason":`...)
 	b = jsontext.AppendString(b, r.Reason)
 	if len(r.Inputs) > 0 {
-		b = append(b, `,"inputs":{`...)
-		keys := make([]string, 0, len(r.Inputs))
-		for k := range r.Inputs {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, k)
-			b = append(b, ':')
-			b = jsontext.AppendString(b, r.Inputs[k])
-		}
-		b = append(b, '}')
+		b = append(b, `,"inputs":`...)
+		b = jsontext.AppendStringMap(b, r.Inputs)
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)

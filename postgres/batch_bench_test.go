@@ -2,13 +2,11 @@ package postgres_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/storetest"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // BenchmarkRememberBatch is a bulk import on PostgreSQL, in process: b.N
@@ -21,19 +19,7 @@ func BenchmarkRememberBatch(b *testing.B) {
 }
 
 func benchRememberBatch(b *testing.B, keyed bool) {
-	st := open(b)
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(b.TempDir(), "server.key"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc, err := custody.New(st, key, custody.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, _, err := svc.AddPrincipal(b.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc, p, _ := benchService(b, open(b), "alice")
 	alice := &custody.Caller{Principal: p, Subject: p}
 	next := 0
 	batch := func() []custody.Candidate {

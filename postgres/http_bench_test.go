@@ -31,18 +31,7 @@ func BenchmarkHTTPWrite(b *testing.B) {
 	if n := storetest.BenchRecords(b, 0); n > 0 {
 		storetest.PopulateFrom(b, st, n, storetest.Common)
 	}
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(b.TempDir(), "server.key"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc, err := custody.New(st, key, custody.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, tok, err := svc.AddPrincipal(b.Context(), custody.PrincipalInput{Tenant: "acme", Name: "writer", Roles: []string{"user"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc, _, tok := benchService(b, st, "writer")
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{RatePerSecond: -1, Logger: slog.New(slog.DiscardHandler)}).Handler())
 	b.Cleanup(srv.Close)
 	tr := srv.Client().Transport.(*http.Transport).Clone()
@@ -72,4 +61,23 @@ func BenchmarkHTTPWrite(b *testing.B) {
 		return nil
 	})
 	storetest.ReportCalls(b, lat, elapsed, "writes/s", "write")
+}
+
+// benchService is a service over st with a fresh server key and the
+// default policy, as a server runs, and a user of tenant acme named name,
+// with its bearer token.
+func benchService(b *testing.B, st custody.Store, name string) (*custody.Service, *custody.Principal, string) {
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(b.TempDir(), "server.key"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := custody.New(st, key, custody.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, tok, err := svc.AddPrincipal(b.Context(), custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{"user"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc, p, tok
 }

@@ -46,7 +46,15 @@ func TestLogTipAcrossProcesses(t *testing.T) {
 	if err != nil || size != 7 {
 		t.Fatalf("log size %d, %v; want 7", size, err)
 	}
-	leaves, err := a.Leaves(ctx, "acme", 0, size)
+	checkStoredRoot(t, a, "acme", size)
+}
+
+// checkStoredRoot fails unless the root of tenant's log of size, from the
+// nodes s stored, is the root rebuilt from its leaves, and returns them.
+func checkStoredRoot(t *testing.T, s *sqlite.Store, tenant string, size uint64) []custody.Leaf {
+	t.Helper()
+	ctx := t.Context()
+	leaves, err := s.Leaves(ctx, tenant, 0, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +68,9 @@ func TestLogTipAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tlog.RootHash(ctx, custody.LogOf(a, "acme"), size)
+	got, err := tlog.RootHash(ctx, custody.LogOf(s, tenant), size)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("stored root %x, %v; recomputed from the leaves %x", got, err, want)
 	}
+	return leaves
 }

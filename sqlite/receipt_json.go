@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/custody-mem/custody/internal/jsontext"
@@ -32,37 +31,12 @@ func appendReceipt(b []byte, s *storedReceipt) []byte {
 		b = jsontext.AppendString(b, s.PolicyVersion)
 	}
 	field("rules")
-	if s.Rules == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, r := range s.Rules {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, r)
-		}
-		b = append(b, ']')
-	}
+	b = jsontext.AppendStrings(b, s.Rules)
 	field("reason")
 	b = jsontext.AppendString(b, s.Reason)
 	if len(s.Inputs) > 0 {
 		field("inputs")
-		keys := make([]string, 0, len(s.Inputs))
-		for k := range s.Inputs {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, k)
-			b = append(b, ':')
-			b = jsontext.AppendString(b, s.Inputs[k])
-		}
-		b = append(b, '}')
+		b = jsontext.AppendStringMap(b, s.Inputs)
 	}
 	if s.Error != "" {
 		field("error")

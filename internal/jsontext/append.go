@@ -1,6 +1,9 @@
 package jsontext
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -56,4 +59,43 @@ func AppendString(dst []byte, src string) []byte {
 	}
 	dst = append(dst, src[start:]...)
 	return append(dst, '"')
+}
+
+// AppendStrings appends ss as encoding/json writes a []string: null when
+// nil.
+func AppendStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// AppendStringMap appends m as encoding/json writes a map[string]string:
+// its keys sorted, null when nil.
+func AppendStringMap(dst []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(dst, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, k)
+		dst = append(dst, ':')
+		dst = AppendString(dst, m[k])
+	}
+	return append(dst, '}')
 }
