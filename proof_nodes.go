@@ -28,10 +28,15 @@ const (
 )
 
 // proofNodes is the service's copy of upper-level tree nodes, by tenant
-// and node; the zero value is empty and ready.
+// and node, and of the largest size of each tenant's log it has read; the
+// zero value is empty and ready.
 type proofNodes struct {
 	mu    sync.RWMutex
 	nodes map[proofNodeKey][]byte
+	// sizes: a proof of a tree no larger than the log was once needs no
+	// read of the log's size to know the tree exists (a fifth of a proof
+	// at a million leaves).
+	sizes map[string]uint64
 }
 
 type proofNodeKey struct {
@@ -96,4 +101,22 @@ func (p *proofNodes) keep(tenant string, ids []compact.NodeID, hashes [][]byte) 
 			p.nodes[proofNodeKey{tenant, id}] = bytes.Clone(hashes[i])
 		}
 	}
+}
+
+// holds reports whether tenant's log was once seen with at least size
+// leaves, so that it still has them.
+func (p *proofNodes) holds(tenant string, size uint64) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return size <= p.sizes[tenant]
+}
+
+// saw notes that tenant's log has size leaves.
+func (p *proofNodes) saw(tenant string, size uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sizes == nil {
+		p.sizes = map[string]uint64{}
+	}
+	p.sizes[tenant] = max(p.sizes[tenant], size)
 }

@@ -2,6 +2,7 @@ package custody_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -89,5 +90,65 @@ func TestProofsKeepUpperNodes(t *testing.T) {
 	}
 	if err := prove(e.svc, 100); err != nil {
 		t.Errorf("inclusion of 100, which needs neither node: %v", err)
+	}
+}
+
+// A service keeps the largest size of a log it has read (proof_nodes.go):
+// a proof of a tree no larger reads no size. The store's size is made to
+// fall behind what the service saw (its newest leaf row deleted, which the
+// log never does): the service still proves leaf 0 in the tree it saw, a
+// new service over the same store refuses it as out of range. With the
+// row put back, a tree past
+// every size seen is read for, and refused while the log is smaller; once
+// the log has grown, the larger tree is proved.
+func TestProofsKeepTheLogSize(t *testing.T) {
+	e := newEnv(t, custody.Options{})
+	e.principal("acme", "alice", []string{"user"}, nil, nil)
+	alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
+	for i := range 40 {
+		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("note %d", i), Channel: "user"})
+	}
+	size, err := e.store.LogSize(e.ctx, "acme")
+	if err != nil || size < 40 {
+		t.Fatalf("log size %d, %v", size, err)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
+		t.Fatalf("inclusion of 0 in %d: %v", size, err)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size+1); !errors.Is(err, custody.ErrInvalid) {
+		t.Fatalf("inclusion of 0 in %d, past the log: err = %v, want ErrInvalid", size+1, err)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", size-1, size-1); !errors.Is(err, custody.ErrInvalid) {
+		t.Fatalf("inclusion of %d in a tree of %d: err = %v, want ErrInvalid", size-1, size-1, err)
+	}
+	var last []byte
+	if err := e.store.DB().QueryRowContext(e.ctx, `DELETE FROM log_leaves WHERE tenant = 'acme' AND idx = ? RETURNING data`, size-1).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.store.LogSize(e.ctx, "acme"); err != nil || got != size-1 {
+		t.Fatalf("log size after the delete: %d, %v; want %d", got, err, size-1)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
+		t.Errorf("the service that saw %d leaves: inclusion of 0 in %d: %v", size, size, err)
+	}
+	if _, err := e.svc.ConsistencyProof(e.ctx, "acme", 1, size); err != nil {
+		t.Errorf("the service that saw %d leaves: consistency of 1 and %d: %v", size, size, err)
+	}
+	fresh := reopen(t, e, e.store.Path())
+	if _, err := fresh.svc.InclusionProof(e.ctx, "acme", 0, size); !errors.Is(err, custody.ErrInvalid) {
+		t.Errorf("a new service: inclusion of 0 in %d: err = %v, want ErrInvalid", size, err)
+	}
+	if _, err := e.store.DB().ExecContext(e.ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES ('acme', ?, ?)`, size-1, last); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("later note %d", i), Channel: "user"})
+	}
+	grown, err := e.store.LogSize(e.ctx, "acme")
+	if err != nil || grown <= size {
+		t.Fatalf("log size after more writes: %d, %v", grown, err)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", grown-1, grown); err != nil {
+		t.Errorf("inclusion of %d in the grown log of %d: %v", grown-1, grown, err)
 	}
 }
