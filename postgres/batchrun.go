@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
+	"runtime/debug"
 
+	custody "github.com/custody-mem/custody"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -79,7 +82,7 @@ func (b *batchRun) run(i int) runResult {
 	if err := w.ctx.Err(); err != nil { // it only sends the write before's statements
 		b.errs[i] = err
 	} else {
-		b.errs[i] = w.fn(lt)
+		b.errs[i] = runFn(w.fn, lt)
 	}
 	if b.errs[i] != nil && bt.carried > 0 {
 		bt.flush() // the write before's statements go even so (errs[i] is this one's)
@@ -157,6 +160,9 @@ func (b *batchRun) undo(j int, held map[string]bool, known map[string]*tenantSta
 // held, which it returns to run again; all, if not nil, is the error of
 // every write that has none of its own.
 func (b *batchRun) finish(all error) (again []*write) {
+	if all != nil {
+		b.s.borders.forget()
+	}
 	for i, w := range b.batch {
 		if b.busy[i] && all == nil {
 			again = append(again, w)
@@ -168,4 +174,18 @@ func (b *batchRun) finish(all error) (again []*write) {
 		w.done <- b.errs[i]
 	}
 	return again
+}
+
+// runFn runs a write's fn, turning a panic into that write's error: fn
+// runs on the goroutine of whichever write leads the batch, and a panic
+// there must neither leave its batch-mates unanswered nor reach another
+// request's handler.
+func runFn(fn func(custody.Tx) error, tx custody.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("postgres: a write panicked; it fails alone and its batch goes on", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("postgres: the write failed on an internal error (a panic: %v); see the server's log", r)
+		}
+	}()
+	return fn(tx)
 }

@@ -126,6 +126,15 @@ func (b *borders) committing(locks map[string]bool, states map[string]*tenantSta
 	}
 }
 
+// forget drops every kept border: after a batch was lost (its connection,
+// or its commit), what the database holds is read again, as after a
+// failover to a standby that may lack the last commits.
+func (b *borders) forget() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	clear(b.m)
+}
+
 // keep keeps k as tenant's border (under mu).
 func (b *borders) keep(tenant string, k keptBorder) {
 	if _, ok := b.m[tenant]; !ok && len(b.m) >= maxBorders {

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -58,6 +59,9 @@ type Store struct {
 	writer chan struct{}
 	// queue holds the writes waiting for a batch (writer.go).
 	queue chan *write
+	// emptyLeads counts the writer slots taken that found no write queued
+	// (the tests: a caller whose write a batch has taken waits instead).
+	emptyLeads atomic.Int64
 	// borders are the tenants' log borders the writer last committed.
 	borders borders
 }

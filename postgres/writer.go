@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -36,6 +37,9 @@ type write struct {
 	ctx  context.Context
 	fn   func(custody.Tx) error
 	done chan error
+	// taken is set once a batch has taken the write from the queue: its
+	// caller then waits for the answer, and leads no batch of its own.
+	taken atomic.Bool
 }
 
 // Update runs fn in one write transaction: with other concurrent writes of
@@ -68,12 +72,25 @@ func (s *Store) update(ctx context.Context, fn func(custody.Tx) error) error {
 		case err := <-w.done: // a batch led by another write ran it
 			return err
 		case s.writer <- struct{}{}:
+			if w.taken.Load() { // another write's batch runs it: wait for it
+				<-s.writer
+				return <-w.done
+			}
 			// This write leads: it runs what is queued (its own write
 			// among them, or in a later batch it leads again).
-			s.commitAll(s.drain())
-			<-s.writer
+			s.lead()
 		}
 	}
+}
+
+// lead runs the writes queued now, holding a writer slot.
+func (s *Store) lead() {
+	defer func() { <-s.writer }()
+	batch := s.drain()
+	if len(batch) == 0 {
+		s.emptyLeads.Add(1)
+	}
+	s.commitAll(batch)
 }
 
 // UpdateEach runs fns in one batch, each in its own savepoint, in order
@@ -92,8 +109,10 @@ func (s *Store) UpdateEach(ctx context.Context, fns ...func(custody.Tx) error) [
 		}
 		return errs
 	}
-	s.commitAll(ws)
-	<-s.writer
+	func() {
+		defer func() { <-s.writer }()
+		s.commitAll(ws)
+	}()
 	for i, w := range ws {
 		errs[i] = <-w.done
 	}
@@ -108,6 +127,7 @@ func (s *Store) drainTo(batch []*write) []*write {
 	for len(batch) < maxBatch {
 		select {
 		case w := <-s.queue:
+			w.taken.Store(true)
 			batch = append(batch, w)
 		default:
 			return batch
