@@ -200,11 +200,16 @@ func normText(r *custody.Record) string {
 	return custody.GateText(r.Body, r.Key)
 }
 
-// Search ranks eligible records by ts_rank_cd over body and key.
+// Search ranks eligible records by BM25 over body and key, with the
+// tenant's copy of the search terms in memory (search_copy.go), or by
+// ts_rank_cd while the copy cannot rank.
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
 	tsq := tsQuery(q.Text)
 	if tsq == "" || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
 		return nil, nil
+	}
+	if out, ok, err := s.searchCopy(ctx, sc, q); ok || err != nil {
+		return out, err
 	}
 	var a args
 	query := `SELECT ` + recordCols + `, ts_rank_cd(r.search, q, 1) AS score

@@ -4,8 +4,10 @@
 // It keeps the same rows as the embedded SQLite store (records, edges,
 // principals, sessions, grants, tombstones, policies, and the Merkle log's
 // leaves, tree nodes and checkpoints), so that a state change and its log
-// entry commit in one transaction. Search uses a tsvector column with a GIN
-// index, ranked by ts_rank_cd; the gate's substring lookups use a normalised
+// entry commit in one transaction. Search ranks by BM25 with each
+// tenant's search terms, which every server keeps in memory
+// (search_copy.go), and by ts_rank_cd over a tsvector column with a GIN
+// index while it cannot; the gate's substring lookups use a normalised
 // text column with a pg_trgm index. Every retrieval filters eligibility
 // (tenant, audience, state, expiry, newest admitted version of a key) inside
 // its SQL, before any LIMIT.
@@ -64,6 +66,8 @@ type Store struct {
 	emptyLeads atomic.Int64
 	// borders are the tenants' log borders the writer last committed.
 	borders borders
+	// copies are the tenants' search terms in memory (search_copy.go).
+	copies *searchCopies
 }
 
 var _ custody.Store = (*Store)(nil)
@@ -95,7 +99,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres store: %w", classify(err))
 	}
-	s := &Store{pool: pool, writer: make(chan struct{}, max(1, cfg.MaxConns/2)), queue: make(chan *write, 4*maxBatch)}
+	s := &Store{pool: pool, writer: make(chan struct{}, max(1, cfg.MaxConns/2)), queue: make(chan *write, 4*maxBatch), copies: newSearchCopies(DefaultSearchMemory)}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -103,8 +107,10 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the connection pool.
+// Close stops the builds of the search copies and closes the connection
+// pool.
 func (s *Store) Close() error {
+	s.copies.close()
 	s.pool.Close()
 	return nil
 }

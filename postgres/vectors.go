@@ -144,6 +144,9 @@ func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.Se
 	if tsq == "" || q.Limit <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
 		return nil, nil
 	}
+	if out, ok, err := s.lexicalRanksCopy(ctx, sc, q); ok || err != nil {
+		return out, err
+	}
 	var a args
 	query := `SELECT r.id, ts_rank_cd(r.search, q, 1) AS score
  FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)

@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cf.register(fs)
 	rateLimit := fs.Float64("rate-limit", httpapi.DefaultRatePerSecond, "each principal's sustained `requests` per second; beyond it and the burst, 429 with Retry-After (0: no limit)")
 	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
-	searchMiB := fs.Int64("search-memory", sqlite.DefaultSearchMemory>>20, "with the embedded store: the `MiB` its copy of the search index in memory may hold (about 200 bytes a record); past it, or with 0, FTS5 ranks every search, more slowly on a large store")
+	searchMiB := fs.Int64("search-memory", sqlite.DefaultSearchMemory>>20, "the `MiB` the copy of the search index in memory may hold (about 200 bytes a record; with --postgres, this server's copies of the tenants' search terms); past it, or with 0, FTS5 (or ts_rank_cd) ranks every search, more slowly on a large store")
 	witnesses := serveWitnesses(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+

@@ -28,7 +28,8 @@ type storeFlags struct {
 	strongEdge float64
 	// readRetention is serve's --read-retention (zero elsewhere: the default).
 	readRetention time.Duration
-	// sqlite is how the embedded store is opened (serve's --search-memory).
+	// sqlite is how the embedded store is opened (serve's --search-memory,
+	// which bounds the PostgreSQL store's copies of the search terms too).
 	sqlite   sqlite.Options
 	embedder embed.Embedder // semantic search (embedflags.go)
 	// namedInBanner: the command's banner names the log (serve), so the
@@ -122,7 +123,13 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	}
 	var st custody.Store
 	if f.postgres != "" {
-		st, err = postgres.Open(ctx, f.postgres)
+		var pg *postgres.Store
+		if pg, err = postgres.Open(ctx, f.postgres); err == nil {
+			if m := f.sqlite.SearchMemory; m != 0 { // serve's --search-memory (-1: none)
+				pg.SetSearchMemory(max(m, 0))
+			}
+			st = pg
+		}
 	} else {
 		st, err = sqlite.OpenWith(ctx, f.db, f.sqlite)
 	}
@@ -169,9 +176,10 @@ func storeOrServer(fs *flag.FlagSet) (offline bool, err error) {
 	return offline, nil
 }
 
-// prepareSearch starts building the embedded store's copy of its search
-// index in memory, for a command that serves searches for a while (serve,
-// mcp): the first searches need not be ranked by FTS5 while it is built.
+// prepareSearch starts building the store's copy of its search index in
+// memory (the embedded store's; with PostgreSQL, every tenant's), for a
+// command that serves searches for a while (serve, mcp): the first
+// searches need not be ranked by FTS5 or ts_rank_cd while it is built.
 func prepareSearch(st custody.Store) {
 	if p, ok := st.(interface{ PrepareSearch() }); ok {
 		p.PrepareSearch()

@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/lexical"
+	"github.com/custody-mem/custody/internal/postings"
+	"github.com/jackc/pgx/v5"
+)
+
+// checkSizes are how many of the best-ranked records each eligibility
+// query asks about, in turn (the last one again until the ranking is
+// exhausted): few, as the best are most often eligible, then eight times
+// more each time, so that a caller who may see few of the matches (a
+// namespace of a few records among a common word's thousands) costs a few
+// round trips, and at worst about what ranking them all by ts_rank_cd
+// costs: a probe of the primary key for each match.
+var checkSizes = []int{16, 128, 1024, 8192}
+
+// checkSize is the first of checkSizes not below n, or the last.
+func checkSize(n int) int {
+	for _, c := range checkSizes {
+		if c >= n {
+			return c
+		}
+	}
+	return checkSizes[len(checkSizes)-1]
+}
+
+// searchCopy is Search ranked by the tenant's copy; ok is false if the
+// copy cannot rank it (the caller ranks by ts_rank_cd).
+func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, bool, error) {
+	return bestEligible(ctx, s, sc, q, recordCols, func(rows pgx.Rows) (string, custody.Scored, error) {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return "", custody.Scored{}, err
+		}
+		return r.ID, custody.Scored{Record: r}, nil
+	}, func(x custody.Scored, score float64) custody.Scored { x.Score = score; return x })
+}
+
+// lexicalRanksCopy is LexicalRanks ranked by the tenant's copy.
+func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Ranked, bool, error) {
+	return bestEligible(ctx, s, sc, q, `r.id`, func(rows pgx.Rows) (string, custody.Ranked, error) {
+		var id string
+		err := rows.Scan(&id)
+		return id, custody.Ranked{ID: id}, err
+	}, func(x custody.Ranked, score float64) custody.Ranked { x.Score = score; return x })
+}
+
+// bestEligible ranks q's terms with sc.Tenant's copy and reads, with
+// scan, cols of the best records eligible for sc under q's filters, at
+// most q.Limit, best first, each given its score by scored. ok is false,
+// and nothing is read, if the copy cannot rank them.
+func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q custody.SearchQuery, cols string,
+	scan func(pgx.Rows) (string, T, error), scored func(T, float64) T) ([]T, bool, error) {
+	scratch, _ := s.copies.scratch.Get().(*postings.Scratch)
+	if scratch == nil {
+		scratch = new(postings.Scratch)
+	}
+	defer s.copies.scratch.Put(scratch)
+	rk, ok, err := s.rank(ctx, sc, lexical.Query(q.Text, maxQueryTerms), scratch)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	var out []T
+	hits := rk.hits
+	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(8 * n) {
+		best := postings.Best(hits, n)
+		hits = hits[len(best):]
+		ids := make([]string, len(best))
+		for i, h := range best {
+			ids[i] = rk.ids[h.Row]
+		}
+		var a args
+		rows, err := s.pool.Query(ctx, `SELECT `+cols+` FROM records r WHERE r.id = ANY(`+a.add(ids)+`::text[]) AND `+searchFilter(&a, sc, q), a...)
+		if err != nil {
+			return nil, true, classify(err)
+		}
+		eligible := make(map[string]T, len(best))
+		for rows.Next() {
+			id, item, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return nil, true, classify(err)
+			}
+			eligible[id] = item
+		}
+		if err := rows.Err(); err != nil {
+			return nil, true, classify(err)
+		}
+		for i, id := range ids {
+			if item, ok := eligible[id]; ok && len(out) < q.Limit {
+				out = append(out, scored(item, best[i].Score))
+			}
+		}
+	}
+	return out, true, nil
+}

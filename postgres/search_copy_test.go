@@ -1,0 +1,225 @@
+package postgres_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/postgres"
+)
+
+// copyStats is what st's copies have ranked so far.
+func copyStats(st custody.Store) (records, byCopy, bySQL int64) {
+	records, _, byCopy, bySQL = st.(*postgres.Store).SearchCopyStats()
+	return records, byCopy, bySQL
+}
+
+// searchIDs is the ids svc's search for query finds for c, best first.
+func searchIDs(t *testing.T, svc *custody.Service, c *custody.Caller, query string, limit int) []string {
+	t.Helper()
+	res, err := svc.Search(t.Context(), c, custody.SearchInput{Query: query, Limit: limit})
+	if err != nil {
+		t.Fatalf("search %q: %v", query, err)
+	}
+	ids := make([]string, len(res))
+	for i, r := range res {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// A server ranks searches with its copy of the tenant's search terms and
+// keeps it up with the log, which the other server writes too: a record
+// written through one server is found through the other at once, ranked
+// by the copy. The copy never decides who sees what: another user's
+// own record, a quarantined one and a retired one are not found, a record
+// shared with the tenant is. An erased record is never found again, and
+// the copy built after the erasure holds one record fewer. Throughout, a
+// third server that ranks by ts_rank_cd alone (no copy) finds the same
+// records when the limit takes every match.
+func TestSearchCopyFollowsTheLog(t *testing.T) {
+	postgres.TuneSearchCopies(t, 20000, 0)
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	svcs := twoServers(t, dsn)
+	writer, reader := svcs[0], svcs[1]
+	plain := twoServers(t, dsn)[0]
+	plain.Store().(*postgres.Store).SetSearchMemory(0)
+	user := func(name, role string) *custody.Caller {
+		p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{role}, Channels: []string{"user", "tool:browser"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &custody.Caller{Principal: p, Subject: p}
+	}
+	alice, bob, reviewer := user("alice", "user"), user("bob", "user"), user("rita", "reviewer")
+	remember := func(c *custody.Caller, body, audience string) *custody.Decision {
+		t.Helper()
+		d, err := writer.Remember(ctx, c, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: body, Channel: "user", Audience: audience})
+		if err != nil {
+			t.Fatalf("remember %q: %v", body, err)
+		}
+		return d
+	}
+	for i := range 40 {
+		remember(alice, fmt.Sprintf("alpha note %d about the harbour and tide %d", i, i%7), "")
+	}
+	same := func(query string) []string {
+		t.Helper()
+		got := searchIDs(t, reader, alice, query, 100)
+		want := searchIDs(t, plain, alice, query, 100)
+		if !slices.Equal(sorted(got), sorted(want)) {
+			t.Fatalf("search %q: the copy finds %v, ts_rank_cd %v", query, got, want)
+		}
+		return got
+	}
+	if got := same("alpha harbour"); len(got) != 40 {
+		t.Fatalf("search alpha: %d records, want 40", len(got))
+	}
+	records, byCopy, bySQL := copyStats(reader.Store())
+	if records != 40 || byCopy == 0 || bySQL != 0 {
+		t.Fatalf("after the first search: the copy holds %d records, ranked %d, ts_rank_cd %d; want 40, ≥1, 0", records, byCopy, bySQL)
+	}
+
+	mine := remember(alice, "zebra crossing by the harbour", "")
+	remember(bob, "zebra stripes of bob alone", custody.AudienceOwner)
+	shared := remember(bob, "zebra herd bob shares with the tenant", custody.AudienceTenant)
+	if _, err := writer.Approve(ctx, reviewer, shared.ID); err != nil { // a shared record waits for review
+		t.Fatal(err)
+	}
+	if d, err := writer.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: "zebra claims from a web page", Channel: "tool:browser"}); err != nil || d.State == custody.StateAdmitted {
+		t.Fatalf("a write from a web page: %+v, %v; want it held", d, err)
+	}
+	retired := remember(alice, "zebra retired note", "")
+	if _, err := writer.Forget(ctx, alice, retired.ID, "outdated", false); err != nil {
+		t.Fatal(err)
+	}
+	got := same("zebra")
+	if !slices.Equal(sorted(got), sorted([]string{mine.ID, shared.ID})) {
+		t.Fatalf("search zebra through the other server: %v, want alice's %s and bob's shared %s", got, mine.ID, shared.ID)
+	}
+	if _, after, sql := copyStats(reader.Store()); after <= byCopy || sql != 0 {
+		t.Fatalf("the search after other writes was ranked by ts_rank_cd (%d) or not by the copy (%d → %d)", sql, byCopy, after)
+	}
+
+	if _, err := writer.Forget(ctx, alice, mine.ID, "mistake", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := same("zebra crossing"); slices.Contains(got, mine.ID) {
+		t.Fatalf("search after the erasure found the erased record: %v", got)
+	}
+	if got := same("zebra crossing"); !slices.Equal(got, []string{shared.ID}) {
+		t.Fatalf("search zebra crossing after the erasure: %v, want only %s", got, shared.ID)
+	}
+	records, _, _ = copyStats(reader.Store())
+	if records != 40+5-1 {
+		t.Fatalf("the copy built after the erasure holds %d records, want %d", records, 40+5-1)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// A tenant larger than a search waits for is copied on a goroutine of its
+// own: the searches meanwhile are ranked by ts_rank_cd, the ones after by
+// the copy, and both find the same records.
+func TestSearchCopyBuiltAside(t *testing.T) {
+	postgres.TuneSearchCopies(t, 5, time.Minute)
+	ctx := t.Context()
+	svc := twoServers(t, newDatabase(t))[0]
+	st := svc.Store().(*postgres.Store)
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	for i := range 20 {
+		if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("lantern %d", i), Channel: "user"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := searchIDs(t, svc, alice, "lantern", 50)
+	if _, byCopy, bySQL := copyStats(st); byCopy != 0 || bySQL != 1 {
+		t.Fatalf("the first search: ranked by the copy %d, by ts_rank_cd %d; want 0, 1", byCopy, bySQL)
+	}
+	st.WaitSearchBuilds()
+	then := searchIDs(t, svc, alice, "lantern", 50)
+	if records, byCopy, _ := copyStats(st); records != 20 || byCopy != 1 {
+		t.Fatalf("after the build: the copy holds %d records and ranked %d searches; want 20, 1", records, byCopy)
+	}
+	if len(first) != 20 || !slices.Equal(sorted(first), sorted(then)) {
+		t.Fatalf("ts_rank_cd found %v, the copy %v", first, then)
+	}
+}
+
+// Past the memory bound the copies are dropped, and every search is ranked
+// by ts_rank_cd, finding what it found before.
+func TestSearchCopyMemoryBound(t *testing.T) {
+	ctx := t.Context()
+	svc := twoServers(t, newDatabase(t))[0]
+	st := svc.Store().(*postgres.Store)
+	st.SetSearchMemory(1 << 10)
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	for i := range 30 {
+		if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("meadow lark song number %d", i), Channel: "user"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if got := searchIDs(t, svc, alice, "meadow", 50); len(got) != 30 {
+			t.Fatalf("search past the bound: %d records, want 30", len(got))
+		}
+	}
+	if records, byCopy, bySQL := copyStats(st); records != 0 || byCopy != 0 || bySQL < 1 {
+		t.Fatalf("past the bound: the copy holds %d records, ranked %d, ts_rank_cd %d; want 0, 0, ≥1", records, byCopy, bySQL)
+	}
+}
+
+// A namespace with few records among a common word's many: the copy ranks
+// every match and asks about more of the best each time until it has the
+// namespace's, which are those ts_rank_cd finds.
+func TestSearchCopyFewEligible(t *testing.T) {
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	svc := twoServers(t, dsn)[0]
+	plain := twoServers(t, dsn)[0]
+	plain.Store().(*postgres.Store).SetSearchMemory(0)
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	var cands []custody.Candidate
+	for i := range 400 {
+		cands = append(cands, custody.Candidate{Namespace: "many", Class: custody.ClassFact, Body: fmt.Sprintf("river river river crossing %d", i), Channel: "user"})
+	}
+	for i := range 3 {
+		cands = append(cands, custody.Candidate{Namespace: "few", Class: custody.ClassFact, Body: fmt.Sprintf("a long note that mentions the river once among many other words %d", i), Channel: "user"})
+	}
+	if _, err := svc.RememberBatch(ctx, alice, cands); err != nil {
+		t.Fatal(err)
+	}
+	find := func(svc *custody.Service) []string {
+		res, err := svc.Search(ctx, alice, custody.SearchInput{Query: "river", Namespace: "few", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range res {
+			ids = append(ids, r.ID)
+		}
+		return sorted(ids)
+	}
+	got, want := find(svc), find(plain)
+	if len(got) != 3 || !slices.Equal(got, want) {
+		t.Fatalf("search river in namespace few: the copy finds %v, ts_rank_cd %v; want the 3 of few", got, want)
+	}
+	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 1 || bySQL != 0 {
+		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 1, 0", byCopy, bySQL)
+	}
+}
