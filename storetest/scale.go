@@ -52,6 +52,45 @@ func BenchScale(b *testing.B, open func(b *testing.B) []custody.Store) {
 		b.ReportMetric(float64(n), "records")
 	})
 	b.Run("Write", func(b *testing.B) { benchScaleWrite(b, svcs, alice) })
+	b.Run("SearchWhileWriting", func(b *testing.B) {
+		benchSearchWhileWriting(b, svcs, alice)
+		b.ReportMetric(float64(n), "records")
+	})
+}
+
+// benchSearchWhileWriting runs the searches of Search on the last server
+// while scaleWriters goroutines write through the first (the same one,
+// with one server) without pause, and reports the searches and the
+// writes made meanwhile: with two servers, every search follows writes
+// another server made (a copy of the search terms in memory catches up
+// with them first).
+func benchSearchWhileWriting(b *testing.B, svcs []*custody.Service, alice *custody.Caller) {
+	stop := make(chan struct{})
+	var wrote atomic.Int64
+	var writers sync.WaitGroup
+	rngs := goroutineRNGs(scaleWriters, 5)
+	for g := range scaleWriters {
+		writers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := svcs[0].Remember(b.Context(), alice, custody.Candidate{Namespace: "bench", Class: custody.ClassFact,
+					Body: benchBody(rngs[g], 12), Channel: custody.ChannelUser}); err != nil {
+					b.Error(err)
+					return
+				}
+				wrote.Add(1)
+			}
+		})
+	}
+	start := time.Now()
+	benchScaleSearch(b, svcs[len(svcs)-1:], alice)
+	close(stop)
+	writers.Wait()
+	b.ReportMetric(float64(wrote.Load())/time.Since(start).Seconds(), "writes/s")
 }
 
 // BenchRecords is how many records a benchmark works among:
