@@ -17,16 +17,7 @@ import (
 // where a new service over the same store cannot); a lower node is read
 // from the store on every proof (a changed one shows in the next proof).
 func TestProofsKeepUpperNodes(t *testing.T) {
-	e := newEnv(t, custody.Options{})
-	e.principal("acme", "alice", []string{"user"}, nil, nil)
-	alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
-	for i := range 600 {
-		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("note %d", i), Channel: "user"})
-	}
-	size, err := e.store.LogSize(e.ctx, "acme")
-	if err != nil || size < 600 {
-		t.Fatalf("log size %d, %v", size, err)
-	}
+	e, _, size := notedLog(t, 600)
 	leaves, err := e.store.Leaves(e.ctx, "acme", 0, size)
 	if err != nil {
 		t.Fatal(err)
@@ -102,16 +93,7 @@ func TestProofsKeepUpperNodes(t *testing.T) {
 // every size seen is read for, and refused while the log is smaller; once
 // the log has grown, the larger tree is proved.
 func TestProofsKeepTheLogSize(t *testing.T) {
-	e := newEnv(t, custody.Options{})
-	e.principal("acme", "alice", []string{"user"}, nil, nil)
-	alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
-	for i := range 40 {
-		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("note %d", i), Channel: "user"})
-	}
-	size, err := e.store.LogSize(e.ctx, "acme")
-	if err != nil || size < 40 {
-		t.Fatalf("log size %d, %v", size, err)
-	}
+	e, alice, size := notedLog(t, 40)
 	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
 		t.Fatalf("inclusion of 0 in %d: %v", size, err)
 	}
@@ -151,4 +133,21 @@ func TestProofsKeepTheLogSize(t *testing.T) {
 	if _, err := e.svc.InclusionProof(e.ctx, "acme", grown-1, grown); err != nil {
 		t.Errorf("inclusion of %d in the grown log of %d: %v", grown-1, grown, err)
 	}
+}
+
+// notedLog is a new service whose user alice has written n notes, and
+// the size of acme's log after them.
+func notedLog(t *testing.T, n int) (*env, *custody.Caller, uint64) {
+	t.Helper()
+	e := newEnv(t, custody.Options{})
+	e.principal("acme", "alice", []string{"user"}, nil, nil)
+	alice := e.act(mustPrincipal(t, e, "acme", "alice"), "")
+	for i := range n {
+		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("note %d", i), Channel: "user"})
+	}
+	size, err := e.store.LogSize(e.ctx, "acme")
+	if err != nil || size < uint64(n) {
+		t.Fatalf("log size %d, %v", size, err)
+	}
+	return e, alice, size
 }

@@ -34,46 +34,42 @@ func (m *metrics) storeGauges(st custody.Store) {
 		}, func() float64 { return float64(w.WALBytes()) }))
 	}
 	if c, ok := st.(searchCopier); ok {
-		register(m.reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "custody_sqlite_search_memory_records",
-			Help: "Records in the in-memory copy of the search index (0 while it is built or off: docs/operations.md).",
-		}, func() float64 { r, _, _, _ := c.SearchIndexStats(); return float64(r) }))
-		register(m.reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "custody_sqlite_search_memory_bytes",
-			Help: "Estimated memory of the in-memory copy of the search index in bytes (bounded by serve --search-memory).",
-		}, func() float64 { _, b, _, _ := c.SearchIndexStats(); return float64(b) }))
-		register(m.reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "custody_sqlite_searches_ranked_total",
-			Help:        "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
-			ConstLabels: prometheus.Labels{"by": "memory"},
-		}, func() float64 { _, _, n, _ := c.SearchIndexStats(); return float64(n) }))
-		register(m.reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "custody_sqlite_searches_ranked_total",
-			Help:        "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
-			ConstLabels: prometheus.Labels{"by": "fts5"},
-		}, func() float64 { _, _, _, n := c.SearchIndexStats(); return float64(n) }))
+		copyMetrics(m.reg, copyNames{
+			prefix:  "custody_sqlite",
+			records: "Records in the in-memory copy of the search index (0 while it is built or off: docs/operations.md).",
+			bytes:   "Estimated memory of the in-memory copy of the search index in bytes (bounded by serve --search-memory).",
+			ranked:  "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
+			other:   "fts5",
+		}, c.SearchIndexStats)
 	}
 	if c, ok := st.(postgresCopier); ok {
-		register(m.reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "custody_postgres_search_memory_records",
-			Help: "Records in this server's copies of the tenants' search terms in memory (docs/postgres.md).",
-		}, func() float64 { r, _, _, _ := c.SearchCopyStats(); return float64(r) }))
-		register(m.reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "custody_postgres_search_memory_bytes",
-			Help: "Estimated memory of this server's copies of the search terms in bytes (bounded by serve --search-memory).",
-		}, func() float64 { _, b, _, _ := c.SearchCopyStats(); return float64(b) }))
-		for _, by := range []string{"memory", "ts_rank_cd"} {
-			register(m.reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name:        "custody_postgres_searches_ranked_total",
-				Help:        "Lexical rankings (a search makes one or more), by what ranked them: the copy in memory, or ts_rank_cd (while a copy is built, stale or off).",
-				ConstLabels: prometheus.Labels{"by": by},
-			}, func() float64 {
-				_, _, inMemory, bySQL := c.SearchCopyStats()
-				if by == "memory" {
-					return float64(inMemory)
-				}
-				return float64(bySQL)
-			}))
-		}
+		copyMetrics(m.reg, copyNames{
+			prefix:  "custody_postgres",
+			records: "Records in this server's copies of the tenants' search terms in memory (docs/postgres.md).",
+			bytes:   "Estimated memory of this server's copies of the search terms in bytes (bounded by serve --search-memory).",
+			ranked:  "Lexical rankings (a search makes one or more), by what ranked them: the copy in memory, or ts_rank_cd (while a copy is built, stale or off).",
+			other:   "ts_rank_cd",
+		}, c.SearchCopyStats)
 	}
+}
+
+// copyNames are the names and help of a backend's search copy metrics:
+// PREFIX_search_memory_records, PREFIX_search_memory_bytes and
+// PREFIX_searches_ranked_total by "memory" and by other, the ranking used
+// when the copy cannot rank.
+type copyNames struct {
+	prefix, records, bytes, ranked, other string
+}
+
+// copyMetrics registers the metrics of a copy of the search index in
+// memory, read from stats (records, bytes, rankings by the copy, others).
+func copyMetrics(reg prometheus.Registerer, n copyNames, stats func() (records, bytes, byCopy, byOther int64)) {
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: n.prefix + "_search_memory_records", Help: n.records},
+		func() float64 { r, _, _, _ := stats(); return float64(r) }))
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: n.prefix + "_search_memory_bytes", Help: n.bytes},
+		func() float64 { _, b, _, _ := stats(); return float64(b) }))
+	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: n.prefix + "_searches_ranked_total", Help: n.ranked, ConstLabels: prometheus.Labels{"by": "memory"}},
+		func() float64 { _, _, c, _ := stats(); return float64(c) }))
+	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: n.prefix + "_searches_ranked_total", Help: n.ranked, ConstLabels: prometheus.Labels{"by": n.other}},
+		func() float64 { _, _, _, o := stats(); return float64(o) }))
 }

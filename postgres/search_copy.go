@@ -169,6 +169,7 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, terms []string, scra
 	c := s.copies
 	tc := c.tenant(sc.Tenant)
 	if tc == nil {
+		c.bySQL.Add(1)
 		return ranked{}, false, nil
 	}
 	size, err := logSize(ctx, s.pool, sc.Tenant)

@@ -67,9 +67,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *searchMiB < 0 {
 		return usageError{fmt.Sprintf("--search-memory %d must be 0 (no copy in memory) or a number of MiB", *searchMiB)}
 	}
-	sf.sqlite.SearchMemory = *searchMiB << 20
+	sf.searchMemory = *searchMiB << 20
 	if *searchMiB == 0 {
-		sf.sqlite.SearchMemory = -1
+		sf.searchMemory = -1
 	}
 	if sf.readRetention <= 0 {
 		return usageError{fmt.Sprintf("--read-retention %v must be positive (the default is %v)", sf.readRetention, custody.DefaultReadRetention)}

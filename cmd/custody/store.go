@@ -28,10 +28,10 @@ type storeFlags struct {
 	strongEdge float64
 	// readRetention is serve's --read-retention (zero elsewhere: the default).
 	readRetention time.Duration
-	// sqlite is how the embedded store is opened (serve's --search-memory,
-	// which bounds the PostgreSQL store's copies of the search terms too).
-	sqlite   sqlite.Options
-	embedder embed.Embedder // semantic search (embedflags.go)
+	// searchMemory is serve's --search-memory in bytes (-1: no copy; 0
+	// elsewhere: the store's default), for either store.
+	searchMemory int64
+	embedder     embed.Embedder // semantic search (embedflags.go)
 	// namedInBanner: the command's banner names the log (serve), so the
 	// store's opening does not also say its new name.
 	namedInBanner bool
@@ -125,13 +125,13 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if f.postgres != "" {
 		var pg *postgres.Store
 		if pg, err = postgres.Open(ctx, f.postgres); err == nil {
-			if m := f.sqlite.SearchMemory; m != 0 { // serve's --search-memory (-1: none)
-				pg.SetSearchMemory(max(m, 0))
+			if f.searchMemory != 0 {
+				pg.SetSearchMemory(max(f.searchMemory, 0))
 			}
 			st = pg
 		}
 	} else {
-		st, err = sqlite.OpenWith(ctx, f.db, f.sqlite)
+		st, err = sqlite.OpenWith(ctx, f.db, sqlite.Options{SearchMemory: f.searchMemory})
 	}
 	if err != nil {
 		return nil, nil, err
