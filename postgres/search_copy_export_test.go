@@ -3,6 +3,8 @@ package postgres
 import (
 	"testing"
 	"time"
+
+	"github.com/custody-mem/custody/internal/lexical"
 )
 
 // TuneSearchCopies sets, for one test, the largest tenant whose copy a
@@ -17,3 +19,15 @@ func TuneSearchCopies(tb testing.TB, inline int, rebuild time.Duration) {
 // WaitSearchBuilds waits for the copies being built on their own
 // goroutines.
 func (s *Store) WaitSearchBuilds() { s.copies.builds.Wait() }
+
+// CopyMatches is how many rows of tenant's copy hold word's term; -1 if
+// the copy is not built.
+func (s *Store) CopyMatches(tenant, word string) int {
+	tc := s.copies.tenant(tenant)
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	if tc.x == nil {
+		return -1
+	}
+	return tc.x.Matches(lexical.Document(word)[0])
+}

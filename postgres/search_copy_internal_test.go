@@ -10,38 +10,62 @@ import (
 )
 
 // A record the copy holds is moved when its audience changes (bob's own
-// note becomes the tenant's: alice's ranking then holds it), and a
-// change of its text is refused (the copy cannot take terms out), as is
-// its erasure; a new record's erasure is nothing to hold.
+// note becomes the tenant's: alice's ranking then holds it). A change of
+// its text is handed to replaceLocked, which takes the old terms out
+// without them: an erased note's terms are nowhere in the copy, while the
+// other records sharing them are still ranked, and a note whose text
+// changed is ranked by its new text alone. A new record's erasure is
+// nothing to hold.
 func TestCopyApply(t *testing.T) {
 	seed := maphash.MakeSeed()
 	tc := &tenantCopy{x: postings.New(), rows: map[string]uint32{}}
 	alice := copyParts(custody.Scope{Tenant: "acme", Subject: "alice"})
-	ranked := func() int {
-		return len(tc.x.Rank(lexical.Query("otter", 8), alice, new(postings.Scratch)))
+	ranked := func(query string) int {
+		return len(tc.x.Rank(lexical.Query(query, 8), alice, new(postings.Scratch)))
+	}
+	apply := func(r copyRecord) {
+		t.Helper()
+		if tc.applyLocked(seed, r) {
+			t.Fatalf("%s: a text change reported for a record the copy holds with that text", r.id)
+		}
 	}
 	note := copyRecord{id: "r1", body: "an otter in the river", owner: "bob", audience: custody.AudienceOwner}
-	if !tc.applyLocked(seed, note) || ranked() != 0 {
-		t.Fatalf("bob's own note: applied, and alice's ranking holds %d records; want 0", ranked())
+	apply(note)
+	apply(copyRecord{id: "r0", body: "an otter on the bank", owner: "alice", audience: custody.AudienceOwner})
+	if ranked("river") != 0 {
+		t.Fatalf("bob's own note: alice's ranking holds %d records; want 0", ranked("river"))
 	}
 	note.audience = custody.AudienceTenant
-	if !tc.applyLocked(seed, note) || ranked() != 1 {
-		t.Fatalf("bob's note shared with the tenant: alice's ranking holds %d records; want 1", ranked())
+	apply(note)
+	if ranked("river") != 1 {
+		t.Fatalf("bob's note shared with the tenant: alice's ranking holds %d records; want 1", ranked("river"))
 	}
-	if !tc.applyLocked(seed, note) || len(tc.ids) != 1 {
-		t.Fatalf("the same record again: %d rows, want 1", len(tc.ids))
+	apply(note)
+	if len(tc.ids) != 2 {
+		t.Fatalf("the same record again: %d rows, want 2", len(tc.ids))
 	}
+
 	changed := note
-	changed.body = "a heron in the river"
-	if tc.applyLocked(seed, changed) {
-		t.Error("a record whose text changed was applied")
+	changed.body = "a heron in the reeds"
+	if !tc.applyLocked(seed, changed) {
+		t.Fatal("a record whose text changed was not reported")
 	}
-	erased := note
+	tc.replaceLocked(seed, []copyRecord{changed})
+	if ranked("river") != 0 || ranked("heron") != 1 || ranked("otter") != 1 {
+		t.Fatalf("after its text changed: river %d, heron %d, otter %d records; want 0, 1, 1", ranked("river"), ranked("heron"), ranked("otter"))
+	}
+	erased := changed
 	erased.body, erased.erased = "", true
-	if tc.applyLocked(seed, erased) {
-		t.Error("an erased record was applied")
+	if !tc.applyLocked(seed, erased) {
+		t.Fatal("an erased record was not reported")
 	}
-	if !tc.applyLocked(seed, copyRecord{id: "r2", erased: true, owner: "bob", audience: custody.AudienceOwner}) || len(tc.ids) != 1 {
-		t.Errorf("a new erased record: %d rows, want 1 (nothing added)", len(tc.ids))
+	tc.replaceLocked(seed, []copyRecord{erased})
+	if tc.x.Matches("heron") != 0 || tc.x.Rows() != 1 || ranked("otter") != 1 {
+		t.Fatalf("after the erasure: heron in %d rows, %d rows, otter %d; want 0, 1, 1 (alice's note)", tc.x.Matches("heron"), tc.x.Rows(), ranked("otter"))
+	}
+	apply(erased) // seen again: nothing to do
+	apply(copyRecord{id: "r2", erased: true, owner: "bob", audience: custody.AudienceOwner})
+	if len(tc.ids) != 2 {
+		t.Errorf("a new erased record: %d rows, want 2 (nothing added)", len(tc.ids))
 	}
 }

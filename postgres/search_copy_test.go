@@ -36,7 +36,8 @@ func searchIDs(t *testing.T, svc *custody.Service, c *custody.Caller, query stri
 // by the copy. The copy never decides who sees what: another user's
 // own record, a quarantined one and a retired one are not found, a record
 // shared with the tenant is. An erased record is never found again, and
-// the copy built after the erasure holds one record fewer. Throughout, a
+// the copy keeps ranking without it: its terms are taken out, and a word
+// of its own is nowhere in the copy. Throughout, a
 // third server that ranks by ts_rank_cd alone (no copy) finds the same
 // records when the limit takes every match.
 func TestSearchCopyFollowsTheLog(t *testing.T) {
@@ -104,6 +105,11 @@ func TestSearchCopyFollowsTheLog(t *testing.T) {
 		t.Fatalf("the search after other writes was ranked by ts_rank_cd (%d) or not by the copy (%d → %d)", sql, byCopy, after)
 	}
 
+	pg := reader.Store().(*postgres.Store)
+	if n := pg.CopyMatches("acme", "crossing"); n != 1 {
+		t.Fatalf("before the erasure the copy holds crossing in %d records, want 1", n)
+	}
+	_, byCopy, _ = copyStats(reader.Store())
 	if _, err := writer.Forget(ctx, alice, mine.ID, "mistake", true); err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +119,13 @@ func TestSearchCopyFollowsTheLog(t *testing.T) {
 	if got := same("zebra crossing"); !slices.Equal(got, []string{shared.ID}) {
 		t.Fatalf("search zebra crossing after the erasure: %v, want only %s", got, shared.ID)
 	}
-	records, _, _ = copyStats(reader.Store())
-	if records != 40+5-1 {
-		t.Fatalf("the copy built after the erasure holds %d records, want %d", records, 40+5-1)
+	records, after, sql := copyStats(reader.Store())
+	if records != 40+5-1 || after != byCopy+2 || sql != 0 {
+		t.Fatalf("after the erasure the copy holds %d records and ranked %d searches (ts_rank_cd %d); want %d, %d, 0: the erased record taken out, the copy kept",
+			records, after-byCopy, sql, 40+5-1, 2)
+	}
+	if n := pg.CopyMatches("acme", "crossing"); n != 0 {
+		t.Fatalf("after the erasure the copy holds crossing, a word of the erased record alone, in %d records", n)
 	}
 }
 

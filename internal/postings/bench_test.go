@@ -30,3 +30,34 @@ func BenchmarkRankBest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRemoveRows takes one row out of 100,000 and 1,000,000 rows of
+// 12 words without its terms (an erasure the PostgreSQL store sees after
+// the fact), then puts it back for the next round.
+func BenchmarkRemoveRows(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			x := New()
+			bodies := make([][]string, n)
+			for row := range uint32(n) {
+				body := make([]string, 12)
+				for i := range body {
+					body[i] = fmt.Sprintf("w%d", rng.IntN(1000))
+				}
+				body[0] = fmt.Sprintf("id-%d", row) // a term of its own, as most records have
+				bodies[row] = body
+				x.Add(row, "", body, nil)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				row := uint32(i % n)
+				x.RemoveRows([]uint32{row})
+				if x.Has(row) {
+					b.Fatal("row still in the index")
+				}
+				x.Add(row, "", bodies[row], nil)
+			}
+		})
+	}
+}

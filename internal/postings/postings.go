@@ -241,6 +241,76 @@ func (x *Index) removePosting(t string, row uint32) {
 	}
 }
 
+// RemoveRows takes rows out of the index without the terms they were
+// added with, for when their text is gone (an erasure seen after the
+// fact): it reads every term's postings, so it costs the whole index
+// (BenchmarkRemoveRows) where Remove costs the row's terms. A term held by
+// no row any more leaves the index, its text with it.
+func (x *Index) RemoveRows(rows []uint32) {
+	out := map[uint32]bool{}
+	for _, row := range rows {
+		if x.Has(row) && !out[row] {
+			out[row] = true
+			x.rows--
+			x.tokens -= int64(x.lens[row] - 1)
+			x.lens[row] = 0
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	for t, v := range x.terms {
+		if v&single != 0 {
+			if out[uint32(v>>16)] {
+				delete(x.terms, t)
+				x.postings--
+				x.text -= int64(len(t))
+			}
+			continue
+		}
+		x.dropFromList(t, uint32(v), out)
+	}
+}
+
+// dropFromList takes the rows of out from term t's list, id, turning it
+// into a single posting, or taking t out, when one row or none is left.
+func (x *Index) dropFromList(t string, id uint32, out map[uint32]bool) {
+	l := &x.lists[id]
+	before := l.bytes()
+	if len(out) <= 8 { // an erasure or a few: look each up, the list stays as it is
+		for row := range out {
+			if i := search(l.rows, row); i < len(l.rows) && l.rows[i] == row {
+				l.rows = append(l.rows[:i], l.rows[i+1:]...)
+				l.w = append(l.w[:i], l.w[i+1:]...)
+				x.postings--
+			}
+		}
+	} else {
+		kept := 0
+		for i, row := range l.rows {
+			if !out[row] {
+				l.rows[kept], l.w[kept] = row, l.w[i]
+				kept++
+			}
+		}
+		x.postings -= int64(len(l.rows) - kept)
+		l.rows, l.w = l.rows[:kept], l.w[:kept]
+	}
+	kept := len(l.rows)
+	if kept > 1 {
+		return
+	}
+	x.listBytes -= before
+	if kept == 1 {
+		x.terms[t] = single | uint64(l.rows[0])<<16 | uint64(l.w[0])
+	} else {
+		delete(x.terms, t)
+		x.text -= int64(len(t))
+	}
+	x.lists[id] = list{}
+	x.free = append(x.free, id)
+}
+
 // search is the first position in rows (ascending) not below row.
 func search(rows []uint32, row uint32) int {
 	lo, hi := 0, len(rows)

@@ -85,9 +85,10 @@ func terms(t *rapid.T, label string) []string {
 }
 
 // Adding and removing rows in any order (rows out of order, a row added
-// twice, removed twice, lists growing past one posting and shrinking back
-// to one) leaves an index that ranks every query exactly as the model
-// does, and equal to one built from the rows that remain.
+// twice, removed twice, with its terms or without them, lists growing past
+// one posting and shrinking back to one or none) leaves an index that
+// ranks every query exactly as the model does, and equal to one built
+// from the rows that remain, holding the text of their terms alone.
 func TestIndexAgreesWithModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := New()
@@ -96,7 +97,16 @@ func TestIndexAgreesWithModel(t *testing.T) {
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
 			row := rapid.Uint32Range(0, 40).Draw(t, "row")
 			if _, in := m.body[row]; in {
-				switch rapid.IntRange(0, 2).Draw(t, "change") {
+				switch rapid.IntRange(0, 3).Draw(t, "change") {
+				case 3: // its text gone: with others, in the index or not, past the few looked up one by one
+					rows := append(rapid.SliceOfN(rapid.Uint32Range(0, 40), 0, 40).Draw(t, "with"), row)
+					x.RemoveRows(rows)
+					for _, r := range rows {
+						delete(m.body, r)
+						delete(m.key, r)
+						delete(m.part, r)
+					}
+					continue
 				case 0:
 					x.Remove(row, m.body[row], m.key[row])
 					delete(m.body, row)
@@ -133,6 +143,9 @@ func TestIndexAgreesWithModel(t *testing.T) {
 		if !x.Equal(fresh) || !fresh.Equal(x) {
 			t.Fatal("the index differs from one built afresh from the same rows")
 		}
+		if x.text != fresh.text {
+			t.Fatalf("the index counts %d bytes of terms' text, one built afresh %d", x.text, fresh.text)
+		}
 		for _, term := range vocabulary {
 			n := 0
 			for r := range m.body {
@@ -143,6 +156,34 @@ func TestIndexAgreesWithModel(t *testing.T) {
 			if got := x.Matches(term); got != n {
 				t.Fatalf("Matches(%q) = %d, want %d", term, got, n)
 			}
+		}
+	})
+}
+
+// Taking rows out without their terms leaves the index that taking them
+// out with their terms leaves, whether a few rows go (each looked up in
+// every list) or many (every list filtered).
+func TestRemoveRowsIsRemove(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		with, without := New(), New()
+		n := rapid.IntRange(0, 80).Draw(t, "rows")
+		body, key := make([][]string, n), make([][]string, n)
+		for r := range n {
+			body[r], key[r] = terms(t, "body"), terms(t, "key")
+			with.Add(uint32(r), "", body[r], key[r])
+			without.Add(uint32(r), "", body[r], key[r])
+		}
+		gone := rapid.SliceOfN(rapid.IntRange(0, 90), 0, 90).Draw(t, "gone")
+		var rows []uint32
+		for _, r := range gone {
+			rows = append(rows, uint32(r))
+			if r < n {
+				with.Remove(uint32(r), body[r], key[r])
+			}
+		}
+		without.RemoveRows(rows)
+		if !without.Equal(with) || without.text != with.text {
+			t.Fatalf("RemoveRows(%v) differs from Remove of each", rows)
 		}
 	})
 }
