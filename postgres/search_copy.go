@@ -76,6 +76,7 @@ type searchCopies struct {
 	scratch sync.Pool // *postings.Scratch
 
 	byCopy, bySQL atomic.Int64
+	asked         atomic.Int64 // records whose eligibility the copies' rankings asked about
 }
 
 // tenantCopy is one tenant's copy and what it holds.
@@ -154,6 +155,15 @@ func copyParts(sc custody.Scope) []string {
 	return []string{copyPart(sc.Subject, custody.AudienceOwner), "s"}
 }
 
+// copyFilter is what a ranking by the copy keeps for sc and q: the
+// partitions of sc, and q's namespace. Both are also in the eligibility
+// condition; ranking without the rows they exclude (a namespace never
+// changes) spares a search of a namespace of a few records from checking
+// every other namespace's matches first.
+func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
+	return postings.Filter{Parts: copyParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix}
+}
+
 func (tc *tenantCopy) bytesLocked() int64 {
 	return tc.x.Bytes() + int64(len(tc.ids))*(16+8+16+40) // ids, sums, parts, the map's entry
 }
@@ -164,10 +174,10 @@ type ranked struct {
 	ids  []string
 }
 
-// rank ranks terms over sc's partitions with tenant's copy, brought up to
-// the log's size first; ok is false if the copy cannot rank them (the
-// caller ranks by ts_rank_cd).
-func (s *Store) rank(ctx context.Context, sc custody.Scope, terms []string, scratch *postings.Scratch) (ranked, bool, error) {
+// rank ranks q's terms over the rows copyFilter keeps with sc.Tenant's
+// copy, brought up to the log's size first; ok is false if the copy
+// cannot rank them (the caller ranks by ts_rank_cd).
+func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuery, scratch *postings.Scratch) (ranked, bool, error) {
 	c := s.copies
 	tc := c.tenant(sc.Tenant)
 	if tc == nil {
@@ -190,7 +200,7 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, terms []string, scra
 		return ranked{}, false, nil
 	}
 	c.byCopy.Add(1)
-	return ranked{hits: tc.x.Rank(terms, copyParts(sc), scratch), ids: tc.ids}, true, nil
+	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), copyFilter(sc, q), scratch), ids: tc.ids}, true, nil
 }
 
 // tenant is tenant's copy, made empty if it has none; nil if there are no
@@ -289,7 +299,7 @@ func (s *Store) catchUp(ctx context.Context, tc *tenantCopy, tenant string, held
 	var recs []copyRecord
 	if len(ids) > 0 {
 		add := func(r copyRecord) { recs = append(recs, r) }
-		if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, erased FROM records WHERE tenant = $1 AND id = ANY($2)`, tenant, ids); err != nil {
+		if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, namespace, erased FROM records WHERE tenant = $1 AND id = ANY($2)`, tenant, ids); err != nil {
 			return err
 		}
 	}
@@ -315,8 +325,8 @@ func (tc *tenantCopy) dropLocked() {
 
 // copyRecord is what a copy holds of a record.
 type copyRecord struct {
-	id, body, key, owner, audience string
-	erased                         bool
+	id, body, key, owner, audience, namespace string
+	erased                                    bool
 }
 
 // textSum is the hash of r's body and key the copy keeps by row, 0 for an
@@ -339,7 +349,7 @@ func (tc *tenantCopy) applyLocked(seed maphash.Seed, r copyRecord) (changed bool
 	case !known && r.erased:
 	case !known:
 		row = uint32(len(tc.ids))
-		tc.x.Add(row, part, lexical.Document(r.body), lexical.Document(r.key))
+		tc.x.Add(row, part, r.namespace, lexical.Document(r.body), lexical.Document(r.key))
 		tc.ids, tc.sums, tc.parts = append(tc.ids, r.id), append(tc.sums, sum), append(tc.parts, part)
 		tc.rows[r.id] = row
 	case tc.sums[row] != sum:
@@ -368,7 +378,7 @@ func (tc *tenantCopy) replaceLocked(seed maphash.Seed, recs []copyRecord) {
 		row := rows[i]
 		tc.sums[row], tc.parts[row] = textSum(seed, r), copyPart(r.owner, r.audience)
 		if !r.erased {
-			tc.x.Add(row, tc.parts[row], lexical.Document(r.body), lexical.Document(r.key))
+			tc.x.Add(row, tc.parts[row], r.namespace, lexical.Document(r.body), lexical.Document(r.key))
 		}
 	}
 }

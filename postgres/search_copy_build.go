@@ -70,7 +70,7 @@ func (s *Store) buildCopy(ctx context.Context, tc *tenantCopy, tenant string) er
 	}
 	b := &tenantCopy{x: postings.New(), rows: map[string]uint32{}}
 	add := func(r copyRecord) { b.applyLocked(s.copies.seed, r) }
-	if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, erased FROM records WHERE tenant = $1 AND NOT erased`, tenant); err != nil {
+	if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, namespace, erased FROM records WHERE tenant = $1 AND NOT erased`, tenant); err != nil {
 		return err
 	}
 	tc.mu.Lock()
@@ -125,7 +125,7 @@ func principalTenants(ctx context.Context, q querier) ([]string, error) {
 }
 
 // eachCopyRecord calls fn with each record query reads (id, body, key,
-// owner, audience, erased).
+// owner, audience, namespace, erased).
 func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query string, args ...any) error {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
@@ -134,7 +134,7 @@ func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query s
 	defer rows.Close()
 	for rows.Next() {
 		var r copyRecord
-		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.erased); err != nil {
+		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.erased); err != nil {
 			return classify(err)
 		}
 		fn(r)

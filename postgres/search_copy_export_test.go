@@ -31,3 +31,7 @@ func (s *Store) CopyMatches(tenant, word string) int {
 	}
 	return tc.x.Matches(lexical.Document(word)[0])
 }
+
+// CopyAsked is how many records the copies' rankings have asked
+// PostgreSQL about, for their eligibility.
+func (s *Store) CopyAsked() int64 { return s.copies.asked.Load() }

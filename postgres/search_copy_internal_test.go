@@ -21,7 +21,7 @@ func TestCopyApply(t *testing.T) {
 	tc := &tenantCopy{x: postings.New(), rows: map[string]uint32{}}
 	alice := copyParts(custody.Scope{Tenant: "acme", Subject: "alice"})
 	ranked := func(query string) int {
-		return len(tc.x.Rank(lexical.Query(query, 8), alice, new(postings.Scratch)))
+		return len(tc.x.Rank(lexical.Query(query, 8), postings.Filter{Parts: alice}, new(postings.Scratch)))
 	}
 	apply := func(r copyRecord) {
 		t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/internal/postings"
 	"github.com/jackc/pgx/v5"
 )
@@ -60,7 +59,7 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 		scratch = new(postings.Scratch)
 	}
 	defer s.copies.scratch.Put(scratch)
-	rk, ok, err := s.rank(ctx, sc, lexical.Query(q.Text, maxQueryTerms), scratch)
+	rk, ok, err := s.rank(ctx, sc, q, scratch)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -69,6 +68,7 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(8 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
+		s.copies.asked.Add(int64(len(best)))
 		ids := make([]string, len(best))
 		for i, h := range best {
 			ids[i] = rk.ids[h.Row]

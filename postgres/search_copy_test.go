@@ -182,9 +182,11 @@ func TestSearchCopyMemoryBound(t *testing.T) {
 	}
 }
 
-// A namespace with few records among a common word's many: the copy ranks
-// every match and asks about more of the best each time until it has the
-// namespace's, which are those ts_rank_cd finds.
+// Few eligible records among a common word's many. In a namespace of
+// three, the copy ranks the namespace's matches alone and asks about
+// those three. Of a class of three (which the copy does not hold), it
+// ranks every match and asks about more of the best each time until it
+// has them. Both find what ts_rank_cd finds.
 func TestSearchCopyFewEligible(t *testing.T) {
 	ctx := t.Context()
 	dsn := newDatabase(t)
@@ -197,13 +199,15 @@ func TestSearchCopyFewEligible(t *testing.T) {
 		cands = append(cands, custody.Candidate{Namespace: "many", Class: custody.ClassFact, Body: fmt.Sprintf("river river river crossing %d", i), Channel: "user"})
 	}
 	for i := range 3 {
-		cands = append(cands, custody.Candidate{Namespace: "few", Class: custody.ClassFact, Body: fmt.Sprintf("a long note that mentions the river once among many other words %d", i), Channel: "user"})
+		cands = append(cands, custody.Candidate{Namespace: "few/notes", Class: custody.ClassEpisode, Body: fmt.Sprintf("a long note that mentions the river once among many other words %d", i), Channel: "user"})
 	}
 	if _, err := svc.RememberBatch(ctx, alice, cands); err != nil {
 		t.Fatal(err)
 	}
-	find := func(svc *custody.Service) []string {
-		res, err := svc.Search(ctx, alice, custody.SearchInput{Query: "river", Namespace: "few", Limit: 10})
+	pg := svc.Store().(*postgres.Store)
+	find := func(svc *custody.Service, in custody.SearchInput) []string {
+		in.Query, in.Limit = "river", 10
+		res, err := svc.Search(ctx, alice, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,11 +217,25 @@ func TestSearchCopyFewEligible(t *testing.T) {
 		}
 		return sorted(ids)
 	}
-	got, want := find(svc), find(plain)
-	if len(got) != 3 || !slices.Equal(got, want) {
-		t.Fatalf("search river in namespace few: the copy finds %v, ts_rank_cd %v; want the 3 of few", got, want)
+	for _, c := range []struct {
+		name     string
+		in       custody.SearchInput
+		min, max int64 // records asked about
+	}{
+		{"namespace few/notes", custody.SearchInput{Namespace: "few/notes"}, 3, 3},
+		{"namespaces under few", custody.SearchInput{NamespacePrefix: "few"}, 3, 3},
+		{"class episode", custody.SearchInput{Class: custody.ClassEpisode}, 403, 403},
+	} {
+		before := pg.CopyAsked()
+		got, want := find(svc, c.in), find(plain, c.in)
+		if len(got) != 3 || !slices.Equal(got, want) {
+			t.Fatalf("search river, %s: the copy finds %v, ts_rank_cd %v; want the 3 of few", c.name, got, want)
+		}
+		if asked := pg.CopyAsked() - before; asked < c.min || asked > c.max {
+			t.Errorf("search river, %s: the copy asked about %d records, want %d–%d", c.name, asked, c.min, c.max)
+		}
 	}
-	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 1 || bySQL != 0 {
-		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 1, 0", byCopy, bySQL)
+	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 3 || bySQL != 0 {
+		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 3, 0", byCopy, bySQL)
 	}
 }

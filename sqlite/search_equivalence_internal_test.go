@@ -146,6 +146,11 @@ func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 				{Text: text, Limit: 10},
 				{Text: text, Limit: 3},
 				{Text: text, Limit: 10, Namespace: "keyed"},
+				{Text: text, Limit: 10, Namespace: storetest.TenthNamespace},
+				{Text: text, Limit: 5, Namespace: storetest.ThousandthNamespace},
+				{Text: text, Limit: 10, NamespacePrefix: "bench"},
+				{Text: text, Limit: 10, NamespacePrefix: "ben"}, // whole segments: nothing
+				{Text: text, Limit: 10, NamespacePrefix: "bench", Namespace: storetest.TenthNamespace},
 				{Text: text, Limit: 10, Class: custody.ClassFact, Filters: custody.Filters{KeyPrefix: "k1"}},
 			} {
 				ref := referenceSearch(t, s, sc, q)

@@ -44,6 +44,7 @@ type indexOp struct {
 	rid       int64
 	body, key []string
 	part      string // its partition (searchPart), for an addition or a move
+	ns        string // its namespace, for an addition
 	remove    bool
 	move      bool // its audience changed: only its partition
 	// reset is the whole index deleted (Reindex): the copy is built again.
@@ -164,7 +165,7 @@ func (si *searchIndex) applyLocked(c committed) {
 		case op.move:
 			si.x.Move(uint32(op.rid), op.part)
 		default:
-			si.x.Add(uint32(op.rid), op.part, op.body, op.key)
+			si.x.Add(uint32(op.rid), op.part, op.ns, op.body, op.key)
 		}
 	}
 	si.gen = c.gen

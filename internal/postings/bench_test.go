@@ -18,13 +18,13 @@ func BenchmarkRankBest(b *testing.B) {
 		for i := range body {
 			body[i] = word()
 		}
-		x.Add(row, "", body, nil)
+		x.Add(row, "", "", body, nil)
 	}
 	b.ReportMetric(float64(x.Bytes())/1e6, "index-MB")
 	var s Scratch
 	b.ResetTimer()
 	for i := range b.N {
-		hits := x.Rank([]string{fmt.Sprintf("w%d", i%1000), fmt.Sprintf("w%d", (i*7+3)%1000)}, nil, &s)
+		hits := x.Rank([]string{fmt.Sprintf("w%d", i%1000), fmt.Sprintf("w%d", (i*7+3)%1000)}, Filter{}, &s)
 		if len(Best(hits, 16)) != 16 {
 			b.Fatal("fewer than 16 hits")
 		}
@@ -47,7 +47,7 @@ func BenchmarkRemoveRows(b *testing.B) {
 				}
 				body[0] = fmt.Sprintf("id-%d", row) // a term of its own, as most records have
 				bodies[row] = body
-				x.Add(row, "", body, nil)
+				x.Add(row, "", "", body, nil)
 			}
 			b.ResetTimer()
 			for i := range b.N {
@@ -56,7 +56,7 @@ func BenchmarkRemoveRows(b *testing.B) {
 				if x.Has(row) {
 					b.Fatal("row still in the index")
 				}
-				x.Add(row, "", bodies[row], nil)
+				x.Add(row, "", "", bodies[row], nil)
 			}
 		})
 	}

@@ -15,13 +15,20 @@ import (
 // partition.
 type model struct {
 	body, key map[uint32][]string
-	part      map[uint32]string
+	part, ns  map[uint32]string
+}
+
+// keeps reports whether f keeps a row of partition part and namespace ns.
+func keeps(f Filter, part, ns string) bool {
+	return (f.Parts == nil || slices.Contains(f.Parts, part)) &&
+		(f.Namespace == "" || ns == f.Namespace) &&
+		(f.Under == "" || ns == f.Under || strings.HasPrefix(ns, f.Under+"/"))
 }
 
 // rank is Rank computed from the model row by row, term by term, as
 // fts5_aux.c's bm25 computes it for a row: every term of the query in
 // order, a term the row lacks adding nothing.
-func (m model) rank(terms []string, parts []string) []Hit {
+func (m model) rank(terms []string, f Filter) []Hit {
 	var n, tokens int64
 	for r := range m.body {
 		n++
@@ -46,7 +53,7 @@ func (m model) rank(terms []string, parts []string) []Hit {
 	}
 	var out []Hit
 	for r := range m.body {
-		if parts != nil && !slices.Contains(parts, m.part[r]) {
+		if !keeps(f, m.part[r], m.ns[r]) {
 			continue
 		}
 		var score float64
@@ -92,8 +99,9 @@ func terms(t *rapid.T, label string) []string {
 func TestIndexAgreesWithModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := New()
-		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, part: map[uint32]string{}}
+		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, part: map[uint32]string{}, ns: map[uint32]string{}}
 		partition := rapid.SampledFrom([]string{"alice", "bob", "shared"})
+		namespace := rapid.SampledFrom([]string{"", "work", "work/notes", "work/notes/2026", "workshop", "home"})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
 			row := rapid.Uint32Range(0, 40).Draw(t, "row")
 			if _, in := m.body[row]; in {
@@ -105,6 +113,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 						delete(m.body, r)
 						delete(m.key, r)
 						delete(m.part, r)
+						delete(m.ns, r)
 					}
 					continue
 				case 0:
@@ -112,6 +121,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 					delete(m.body, row)
 					delete(m.key, row)
 					delete(m.part, row)
+					delete(m.ns, row)
 					continue
 				case 1:
 					p := partition.Draw(t, "moved to")
@@ -120,25 +130,29 @@ func TestIndexAgreesWithModel(t *testing.T) {
 					continue
 				}
 			}
-			body, key, p := terms(t, "body"), terms(t, "key"), partition.Draw(t, "partition")
-			x.Add(row, p, body, key) // a row already in stays as it is
+			body, key, p, ns := terms(t, "body"), terms(t, "key"), partition.Draw(t, "partition"), namespace.Draw(t, "namespace")
+			x.Add(row, p, ns, body, key) // a row already in stays as it is
 			if _, in := m.body[row]; !in {
-				m.body[row], m.key[row], m.part[row] = body, key, p
+				m.body[row], m.key[row], m.part[row], m.ns[row] = body, key, p, ns
 			}
 		}
 		var s Scratch
 		for _, q := range [][]string{vocabulary, {"ledger"}, {"x", "plumber"}, {"absent"}, {"budget", "acct-7777", "ledger"}} {
 			for _, parts := range [][]string{nil, {"alice", "shared"}, {"bob"}, {"nobody"}, {"alice", "bob", "shared"}} {
-				got := slices.Clone(x.Rank(q, parts, &s))
-				want := m.rank(q, parts)
-				if !slices.Equal(got, want) {
-					t.Fatalf("Rank(%v, %v) = %v, want %v", q, parts, got, want)
+				for _, f := range []Filter{{}, {Namespace: "work"}, {Namespace: "work/notes"}, {Namespace: "absent"}, {Under: "work"},
+					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"}} {
+					f.Parts = parts
+					got := slices.Clone(x.Rank(q, f, &s))
+					want := m.rank(q, f)
+					if !slices.Equal(got, want) {
+						t.Fatalf("Rank(%v, %+v) = %v, want %v", q, f, got, want)
+					}
 				}
 			}
 		}
 		fresh := New()
 		for r, body := range m.body {
-			fresh.Add(r, m.part[r], body, m.key[r])
+			fresh.Add(r, m.part[r], m.ns[r], body, m.key[r])
 		}
 		if !x.Equal(fresh) || !fresh.Equal(x) {
 			t.Fatal("the index differs from one built afresh from the same rows")
@@ -170,8 +184,8 @@ func TestRemoveRowsIsRemove(t *testing.T) {
 		body, key := make([][]string, n), make([][]string, n)
 		for r := range n {
 			body[r], key[r] = terms(t, "body"), terms(t, "key")
-			with.Add(uint32(r), "", body[r], key[r])
-			without.Add(uint32(r), "", body[r], key[r])
+			with.Add(uint32(r), "", "", body[r], key[r])
+			without.Add(uint32(r), "", "", body[r], key[r])
 		}
 		gone := rapid.SliceOfN(rapid.IntRange(0, 90), 0, 90).Draw(t, "gone")
 		var rows []uint32
@@ -227,11 +241,11 @@ func TestTermsAreCopies(t *testing.T) {
 			}
 		}
 	}
-	x.Add(1, "", []string{body[:6]}, nil)
+	x.Add(1, "", "", []string{body[:6]}, nil)
 	held("a new term")
-	x.Add(2, "", []string{body[7:13]}, nil)
+	x.Add(2, "", "", []string{body[7:13]}, nil)
 	held("its second row")
-	x.Add(3, "", []string{body[14:20]}, nil)
+	x.Add(3, "", "", []string{body[14:20]}, nil)
 	x.Remove(3, []string{body[21:27]}, nil)
 	x.Remove(2, []string{body[28:34]}, nil)
 	held("back to one row")

@@ -3,6 +3,7 @@ package postings
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // k1 and b are FTS5's BM25 parameters. They are variables, as in
@@ -17,6 +18,48 @@ type Scratch struct {
 	acc, next []Hit
 	row       [1]uint32
 	w         [1]uint16
+	ns        []bool
+}
+
+// Filter is what rows a ranking keeps: those of the partitions Parts (of
+// every partition if nil), of the namespace Namespace if it is set, and
+// at or under the namespace Under if it is set, by whole segments (work
+// holds work and work/notes, not workshop).
+type Filter struct {
+	Parts            []string
+	Namespace, Under string
+}
+
+// namespaces marks, in s.ns by number, the namespaces f keeps; nil if f
+// keeps every one. Under costs the namespaces it holds, not every one.
+func (x *Index) namespaces(f Filter, s *Scratch) []bool {
+	if f.Namespace == "" && f.Under == "" {
+		return nil
+	}
+	want := slices.Grow(s.ns[:0], len(x.nsNames))[:len(x.nsNames)]
+	clear(want)
+	s.ns = want
+	keep := func(id uint32) {
+		if name := x.nsNames[id]; f.Under == "" || name == f.Under || strings.HasPrefix(name, f.Under+"/") {
+			want[id] = f.Namespace == "" || name == f.Namespace
+		}
+	}
+	if f.Namespace != "" {
+		if id, ok := x.nsIDs[f.Namespace]; ok {
+			keep(id)
+		}
+		return want
+	}
+	cmp := func(id uint32, name string) int { return strings.Compare(x.nsNames[id], name) }
+	if i, found := slices.BinarySearchFunc(x.byName, f.Under, cmp); found {
+		keep(x.byName[i])
+	}
+	below := f.Under + "/"
+	i, _ := slices.BinarySearchFunc(x.byName, below, cmp)
+	for ; i < len(x.byName) && strings.HasPrefix(x.nsNames[x.byName[i]], below); i++ {
+		keep(x.byName[i])
+	}
+	return want
 }
 
 // postings are the rows holding t and their weights.
@@ -33,19 +76,19 @@ func (x *Index) postingsOf(t string, s *Scratch) ([]uint32, []uint16) {
 	return l.rows, l.w
 }
 
-// Rank scores every row of the partitions parts (all rows if parts is
-// nil) that holds one of terms (distinct, in the order of the query), and
-// returns them by row. A score is
+// Rank scores every row f keeps that holds one of terms (distinct, in the
+// order of the query), and returns them by row. A score is
 // bm25(records_fts, 1.0, 0.5) negated: the sum, over the terms in order,
 // of idf × f(k1+1) / (f + k1(1 − b + b·D/avgdl)), with f the term's
 // occurrences in the body plus half those in the key, D the row's terms
 // and avgdl the mean over the rows; idf is ln((N − n + ½)/(n + ½)) for a
 // term in n of N rows, and 10⁻⁶ where that is not positive.
-func (x *Index) Rank(terms []string, parts []string, s *Scratch) []Hit {
+func (x *Index) Rank(terms []string, f Filter, s *Scratch) []Hit {
 	s.acc = s.acc[:0]
 	if x.rows == 0 {
 		return s.acc
 	}
+	parts, ns := f.Parts, x.namespaces(f, s)
 	// keep lists the partitions' numbers: at most two are looked for
 	// (the SQLite store's caller: its own, and its tenant's shared), more
 	// in a slice.
@@ -79,6 +122,9 @@ func (x *Index) Rank(terms []string, parts []string, s *Scratch) []Hit {
 			}
 			if p := x.part[row]; !all && p != keep[0] && p != keep[1] && !slices.Contains(more, p) {
 				continue // a partition not asked for
+			}
+			if ns != nil && !ns[x.ns[row]] {
+				continue // a namespace not asked for
 			}
 			for i < len(acc) && acc[i].Row < row {
 				next = append(next, acc[i])
