@@ -156,12 +156,15 @@ func copyParts(sc custody.Scope) []string {
 }
 
 // copyFilter is what a ranking by the copy keeps for sc and q: the
-// partitions of sc, and q's namespace. Both are also in the eligibility
-// condition; ranking without the rows they exclude (a namespace never
-// changes) spares a search of a namespace of a few records from checking
-// every other namespace's matches first.
+// partitions of sc, and q's namespace, class and span of creation times.
+// All are also in the eligibility condition; ranking without the rows
+// they refuse (none of them changes once a record is written) spares a
+// search of a namespace of a few records from checking every other
+// namespace's matches first.
 func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
-	return postings.Filter{Parts: copyParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix}
+	f := postings.Filter{Parts: copyParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class)}
+	f.After, f.Before = postings.Span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
+	return f
 }
 
 func (tc *tenantCopy) bytesLocked() int64 {
@@ -299,7 +302,7 @@ func (s *Store) catchUp(ctx context.Context, tc *tenantCopy, tenant string, held
 	var recs []copyRecord
 	if len(ids) > 0 {
 		add := func(r copyRecord) { recs = append(recs, r) }
-		if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, namespace, erased FROM records WHERE tenant = $1 AND id = ANY($2)`, tenant, ids); err != nil {
+		if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records WHERE tenant = $1 AND id = ANY($2)`, tenant, ids); err != nil {
 			return err
 		}
 	}
@@ -325,8 +328,14 @@ func (tc *tenantCopy) dropLocked() {
 
 // copyRecord is what a copy holds of a record.
 type copyRecord struct {
-	id, body, key, owner, audience, namespace string
-	erased                                    bool
+	id, body, key, owner, audience, namespace, class string
+	created                                          int64 // Unix nanoseconds, as stored
+	erased                                           bool
+}
+
+// place is where the copy holds r (postings.Place).
+func (r copyRecord) place() postings.Place {
+	return postings.Place{Part: copyPart(r.owner, r.audience), Namespace: r.namespace, Class: r.class, Created: r.created}
 }
 
 // textSum is the hash of r's body and key the copy keeps by row, 0 for an
@@ -349,7 +358,7 @@ func (tc *tenantCopy) applyLocked(seed maphash.Seed, r copyRecord) (changed bool
 	case !known && r.erased:
 	case !known:
 		row = uint32(len(tc.ids))
-		tc.x.Add(row, part, r.namespace, lexical.Document(r.body), lexical.Document(r.key))
+		tc.x.Add(row, r.place(), lexical.Document(r.body), lexical.Document(r.key))
 		tc.ids, tc.sums, tc.parts = append(tc.ids, r.id), append(tc.sums, sum), append(tc.parts, part)
 		tc.rows[r.id] = row
 	case tc.sums[row] != sum:
@@ -378,7 +387,7 @@ func (tc *tenantCopy) replaceLocked(seed maphash.Seed, recs []copyRecord) {
 		row := rows[i]
 		tc.sums[row], tc.parts[row] = textSum(seed, r), copyPart(r.owner, r.audience)
 		if !r.erased {
-			tc.x.Add(row, tc.parts[row], r.namespace, lexical.Document(r.body), lexical.Document(r.key))
+			tc.x.Add(row, r.place(), lexical.Document(r.body), lexical.Document(r.key))
 		}
 	}
 }

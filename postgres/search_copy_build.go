@@ -70,7 +70,7 @@ func (s *Store) buildCopy(ctx context.Context, tc *tenantCopy, tenant string) er
 	}
 	b := &tenantCopy{x: postings.New(), rows: map[string]uint32{}}
 	add := func(r copyRecord) { b.applyLocked(s.copies.seed, r) }
-	if err := eachCopyRecord(ctx, tx, add, `SELECT id, body, key, owner, audience, namespace, erased FROM records WHERE tenant = $1 AND NOT erased`, tenant); err != nil {
+	if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records WHERE tenant = $1 AND NOT erased`, tenant); err != nil {
 		return err
 	}
 	tc.mu.Lock()
@@ -124,8 +124,10 @@ func principalTenants(ctx context.Context, q querier) ([]string, error) {
 	return ts, classify(err)
 }
 
-// eachCopyRecord calls fn with each record query reads (id, body, key,
-// owner, audience, namespace, erased).
+// copyCols are the columns of a copyRecord, for eachCopyRecord.
+const copyCols = `id, body, key, owner, audience, namespace, class, created_at, erased`
+
+// eachCopyRecord calls fn with each record query reads (copyCols).
 func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query string, args ...any) error {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
@@ -134,7 +136,7 @@ func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query s
 	defer rows.Close()
 	for rows.Next() {
 		var r copyRecord
-		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.erased); err != nil {
+		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.class, &r.created, &r.erased); err != nil {
 			return classify(err)
 		}
 		fn(r)

@@ -64,7 +64,7 @@ func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
 // insert, so that the store's copy of the index (search_index.go) gets
 // the same terms without computing them again.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
-	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
+	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
 	}
@@ -72,11 +72,11 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	for rows.Next() {
 		var op indexOp
 		var body, key, tenant, owner, audience string
-		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &op.ns); err != nil {
+		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &op.at.Namespace, &op.at.Class, &op.at.Created); err != nil {
 			rows.Close()
 			return false, err
 		}
-		op.body, op.key, op.part = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience)
+		op.body, op.key, op.at.Part = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience)
 		ops = append(ops, op)
 	}
 	rows.Close()

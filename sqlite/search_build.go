@@ -72,7 +72,7 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 				slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5", "row", r.rid)
 				return nil, 0, nil
 			}
-			x.Add(uint32(r.rid), r.part, r.ns, r.bodyTerms, r.keyTerms)
+			x.Add(uint32(r.rid), r.at, r.bodyTerms, r.keyTerms)
 		}
 		if s.search.outgrown(x) {
 			return nil, 0, nil
@@ -87,7 +87,8 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 // buildRow is a record read for a build: its text, then its terms.
 type buildRow struct {
 	rid                 int64
-	body, key, part, ns string
+	body, key           string
+	at                  postings.Place
 	bodyTerms, keyTerms []string
 }
 
@@ -97,7 +98,7 @@ const buildBatch = 512
 // scanBuildRows reads the records in records_fts (live, and not pending)
 // in tx, by rid, and sends them in batches to out.
 func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error {
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace FROM records r
+	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
 	if err != nil {
 		return err
@@ -116,10 +117,10 @@ func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error
 	for rows.Next() {
 		var r buildRow
 		var tenant, owner, audience string
-		if err := rows.Scan(&r.rid, &r.body, &r.key, &tenant, &owner, &audience, &r.ns); err != nil {
+		if err := rows.Scan(&r.rid, &r.body, &r.key, &tenant, &owner, &audience, &r.at.Namespace, &r.at.Class, &r.at.Created); err != nil {
 			return err
 		}
-		r.part = searchPart(tenant, owner, audience)
+		r.at.Part = searchPart(tenant, owner, audience)
 		if batch = append(batch, r); len(batch) == buildBatch && !send() {
 			return ctx.Err()
 		}

@@ -135,6 +135,9 @@ func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 		{Tenant: "acme", Subject: "bob", Now: now},
 		{Tenant: "other", Subject: "alice", Now: now},
 	}
+	// A span of Populate's records, its edges on records' own times (the
+	// i-th is created at Start + i ms).
+	spanFrom, spanTo := storetest.Start.Add(2000*time.Millisecond), storetest.Start.Add(2600*time.Millisecond)
 	queries := 0
 	for i := range 40 {
 		text := storetest.Common.Query(i * 13)
@@ -151,6 +154,9 @@ func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 				{Text: text, Limit: 10, NamespacePrefix: "bench"},
 				{Text: text, Limit: 10, NamespacePrefix: "ben"}, // whole segments: nothing
 				{Text: text, Limit: 10, NamespacePrefix: "bench", Namespace: storetest.TenthNamespace},
+				{Text: text, Limit: 10, Class: custody.ClassEpisode}, // none
+				{Text: text, Limit: 10, Filters: custody.Filters{CreatedAfter: &spanFrom, CreatedBefore: &spanTo}},
+				{Text: text, Limit: 10, Filters: custody.Filters{CreatedBefore: &spanFrom}},
 				{Text: text, Limit: 10, Class: custody.ClassFact, Filters: custody.Filters{KeyPrefix: "k1"}},
 			} {
 				ref := referenceSearch(t, s, sc, q)

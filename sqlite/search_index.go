@@ -43,10 +43,11 @@ const DefaultSearchMemory = 1 << 30
 type indexOp struct {
 	rid       int64
 	body, key []string
-	part      string // its partition (searchPart), for an addition or a move
-	ns        string // its namespace, for an addition
-	remove    bool
-	move      bool // its audience changed: only its partition
+	// at is where it is (its partition, searchPart, and for an addition
+	// its namespace, class and creation time).
+	at     postings.Place
+	remove bool
+	move   bool // its audience changed: only its partition
 	// reset is the whole index deleted (Reindex): the copy is built again.
 	reset bool
 }
@@ -163,9 +164,9 @@ func (si *searchIndex) applyLocked(c committed) {
 		case op.remove:
 			si.x.Remove(uint32(op.rid), op.body, op.key)
 		case op.move:
-			si.x.Move(uint32(op.rid), op.part)
+			si.x.Move(uint32(op.rid), op.at.Part)
 		default:
-			si.x.Add(uint32(op.rid), op.part, op.ns, op.body, op.key)
+			si.x.Add(uint32(op.rid), op.at, op.body, op.key)
 		}
 	}
 	si.gen = c.gen

@@ -232,12 +232,15 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 }
 
 // copyFilter is what a ranking by the copy keeps for sc and q: the
-// partitions of sc, and q's namespace. Both are also in the eligibility
-// condition; ranking without the rows they exclude (a namespace never
-// changes) spares a search of a namespace of a few records from checking
-// every other namespace's matches first.
+// partitions of sc, and q's namespace, class and span of creation times.
+// All are also in the eligibility condition; ranking without the rows
+// they refuse (none of them changes once a record is written) spares a
+// search of a namespace of a few records from checking every other
+// namespace's matches first.
 func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
-	return postings.Filter{Parts: searchParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix}
+	f := postings.Filter{Parts: searchParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class)}
+	f.After, f.Before = postings.Span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
+	return f
 }
 
 // checkSize is the first of checkSizes not below n, or the last.

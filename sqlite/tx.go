@@ -11,6 +11,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/postings"
 )
 
 // txn implements custody.Tx over one SQL transaction.
@@ -220,7 +221,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	}
 	if r.Audience != oldAudience && !r.Erased {
 		// The search index's copy ranks by partition (search_index.go).
-		t.changedIndex(indexOp{rid: rid, move: true, part: searchPart(r.Tenant, owner, r.Audience)})
+		t.changedIndex(indexOp{rid: rid, move: true, at: postings.Place{Part: searchPart(r.Tenant, owner, r.Audience)}})
 	}
 	// Edges follow the parents (a rebuild may drop weak parents that are out).
 	if parents == oldParents {

@@ -52,7 +52,8 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 // or are quarantined or retired. Its sub-benchmarks search every
 // namespace, one of a tenth of the records, one of a thousandth (a
 // common query then has fewer than ten eligible matches, so every match
-// is looked at), and a namespace prefix taking a tenth and a thousandth.
+// is looked at), a namespace prefix taking them all, the class of a
+// hundredth, and the last thousandth written (created_after).
 func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 	n := BenchRecords(b, DefaultBenchRecords)
 	store := open(b)
@@ -65,6 +66,7 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 	}
 	alice := &custody.Caller{Principal: p, Subject: p}
 	Populate(b, store, n)
+	lastThousandth := Start.Add(time.Duration(n-n/1000) * time.Millisecond)
 	PrepareSearch(store)
 	if t, ok := store.(interface{ Tidy(context.Context) error }); ok {
 		// The state a server reaches a moment after such a load: the
@@ -81,6 +83,8 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 		{"ns=tenth", custody.SearchInput{Namespace: TenthNamespace}},
 		{"ns=thousandth", custody.SearchInput{Namespace: ThousandthNamespace}},
 		{"prefix=bench", custody.SearchInput{NamespacePrefix: "bench"}},
+		{"class=episode", custody.SearchInput{Class: custody.ClassEpisode}},
+		{"created=last-thousandth", custody.SearchInput{Filters: custody.Filters{CreatedAfter: &lastThousandth}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -110,6 +114,14 @@ const (
 	ThousandthNamespace = "bench/thousandth"
 )
 
+// benchClass is the class of Populate's i-th record.
+func benchClass(i int) custody.Class {
+	if i%100 == 50 {
+		return custody.ClassEpisode
+	}
+	return custody.ClassFact
+}
+
 // benchNamespace is the namespace of Populate's i-th record.
 func benchNamespace(i int) string {
 	switch {
@@ -124,7 +136,8 @@ func benchNamespace(i int) string {
 // Populate inserts n records of tenant acme directly (no log entries, so
 // such a store does not verify): owners alice and bob, audiences owner,
 // group:fin and tenant, states mostly admitted, namespaces as
-// benchNamespace gives them, bodies of 12 words from the Common
+// benchNamespace gives them, facts but for an episode in a hundred, the
+// i-th created at Start + i ms, bodies of 12 words from the Common
 // vocabulary. If the store has an Analyze(ctx) method, it is called
 // at the end.
 func Populate(tb testing.TB, store custody.Store, n int) {
@@ -143,7 +156,7 @@ func PopulateFrom(tb testing.TB, store custody.Store, n int, v Vocabulary) {
 			for i := done; i < min(done+batch, n); i++ {
 				at := Start.Add(time.Duration(i) * time.Millisecond)
 				r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: "alice",
-					Namespace: benchNamespace(i), Class: custody.ClassFact, Body: v.body(rng, 12), Channel: custody.ChannelUser,
+					Namespace: benchNamespace(i), Class: benchClass(i), Body: v.body(rng, 12), Channel: custody.ChannelUser,
 					Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
 					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
 				switch x := rng.IntN(10); {

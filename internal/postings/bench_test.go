@@ -18,7 +18,7 @@ func BenchmarkRankBest(b *testing.B) {
 		for i := range body {
 			body[i] = word()
 		}
-		x.Add(row, "", "", body, nil)
+		x.Add(row, Place{}, body, nil)
 	}
 	b.ReportMetric(float64(x.Bytes())/1e6, "index-MB")
 	var s Scratch
@@ -47,7 +47,7 @@ func BenchmarkRemoveRows(b *testing.B) {
 				}
 				body[0] = fmt.Sprintf("id-%d", row) // a term of its own, as most records have
 				bodies[row] = body
-				x.Add(row, "", "", body, nil)
+				x.Add(row, Place{}, body, nil)
 			}
 			b.ResetTimer()
 			for i := range b.N {
@@ -56,7 +56,7 @@ func BenchmarkRemoveRows(b *testing.B) {
 				if x.Has(row) {
 					b.Fatal("row still in the index")
 				}
-				x.Add(row, "", "", bodies[row], nil)
+				x.Add(row, Place{}, bodies[row], nil)
 			}
 		})
 	}

@@ -11,11 +11,12 @@
 // store: the record's owner, for a record only its owner may read, or its
 // tenant, for one shared), and a ranking may keep only the rows of the
 // partitions it names: a caller then pays for the matches it may see,
-// not for every user's. Each row is also in a namespace (a path of
-// segments separated by "/"), and a ranking may keep only the rows of one
-// namespace, or of those at or under a prefix: a search of a namespace of
-// a few records then looks at their matches alone. The statistics of the
-// scores stay those of the whole index, as FTS5's are.
+// not for every user's. A row also has a namespace, a class and a
+// creation time (its Place), and a ranking may keep only the rows of a
+// namespace, of those under a prefix, of a class, or of a span of time
+// (a Filter): a search of a namespace of a few records then looks at
+// their matches alone. The statistics of the scores stay those of the
+// whole index, as FTS5's are.
 //
 // An Index is not safe for concurrent use: its owner serialises changes
 // against rankings (the SQLite store holds it under a read-write lock).
@@ -46,19 +47,10 @@ type Index struct {
 	free  []uint32 // lists emptied by Remove, for reuse
 	// lens holds, by row, 1 + the row's number of terms (body and key),
 	// or 0 for a row not in the index.
-	lens []uint32
-	// part holds, by row, its partition's number in parts (from 1).
-	part  []uint32
-	parts map[string]uint32
-	// ns holds, by row, its namespace's number in nsIDs (from 1):
-	// nsNames[id] is its name, and byName the numbers in the order of
-	// their names, so that the namespaces under a prefix are a run of it.
-	ns      []uint32
-	nsIDs   map[string]uint32
-	nsNames []string
-	byName  []uint32
-	rows    int64
-	tokens  int64
+	lens   []uint32
+	at     places // by row
+	rows   int64
+	tokens int64
 	// postings counts every posting, single or in a list; text the
 	// bytes of the terms; listBytes the capacity of the lists' arrays.
 	postings, text, listBytes int64
@@ -71,9 +63,7 @@ type list struct {
 }
 
 // New returns an empty index.
-func New() *Index {
-	return &Index{terms: map[string]uint64{}, parts: map[string]uint32{}, nsIDs: map[string]uint32{}, nsNames: []string{""}}
-}
+func New() *Index { return &Index{terms: map[string]uint64{}, at: newPlaces()} }
 
 // Rows is the number of rows in the index.
 func (x *Index) Rows() int64 { return x.rows }
@@ -82,18 +72,18 @@ func (x *Index) Rows() int64 { return x.rows }
 func (x *Index) Has(row uint32) bool { return int(row) < len(x.lens) && x.lens[row] != 0 }
 
 // Bytes estimates the memory the index holds: its terms' map entries and
-// text, its lists and their arrays, and its rows' lengths and partitions.
+// text, its lists and their arrays, and its rows' lengths and places.
 // (On the benchmark corpus, built from the records of a store: 20 MiB
 // estimated where the heap grew by 17 MiB at 100k records; about 193
 // against 195 MiB at 1M.)
 func (x *Index) Bytes() int64 {
-	// A map entry: its slot (string header and value), its share of the
-	// control words and of the room the map keeps to grow, and the term's
-	// own allocation beyond its text.
-	const entry = 56
-	return int64(len(x.terms)+len(x.parts)+len(x.nsIDs))*entry + x.text + int64(cap(x.lists))*48 + x.listBytes +
-		int64(cap(x.lens)+cap(x.part)+cap(x.ns)+cap(x.byName))*4 + int64(cap(x.nsNames))*16
+	return int64(len(x.terms))*mapEntry + x.text + int64(cap(x.lists))*48 + x.listBytes + int64(cap(x.lens))*4 + x.at.bytes()
 }
+
+// mapEntry is what a map entry of a string costs: its slot (string header
+// and value), its share of the control words and of the room the map
+// keeps to grow, and the string's own allocation beyond its text.
+const mapEntry = 56
 
 // Matches is how many rows hold term.
 func (x *Index) Matches(term string) int {
@@ -131,22 +121,19 @@ func sat(w, d uint16) uint16 {
 	return w + d
 }
 
-// Add indexes row, in partition part and namespace ns, with the terms of
-// its body and key (in any order, with repeats, as
-// internal/lexical.Document gives them). A row already in the index is
-// left as it is: remove it first to change its terms.
-func (x *Index) Add(row uint32, part, ns string, body, key []string) {
+// Add indexes row, at place at, with the terms of its body and key (in
+// any order, with repeats, as internal/lexical.Document gives them). A
+// row already in the index is left as it is: remove it first to change
+// its terms.
+func (x *Index) Add(row uint32, at Place, body, key []string) {
 	if x.Has(row) {
 		return
 	}
 	if n := int(row) + 1; n > len(x.lens) {
 		x.lens = append(x.lens, make([]uint32, n-len(x.lens))...)
-		x.part = append(x.part, make([]uint32, n-len(x.part))...)
-		x.ns = append(x.ns, make([]uint32, n-len(x.ns))...)
 	}
 	x.lens[row] = uint32(1 + len(body) + len(key))
-	x.part[row] = x.partition(part)
-	x.ns[row] = x.namespace(ns)
+	x.at.set(row, at)
 	x.rows++
 	x.tokens += int64(len(body) + len(key))
 	for t, w := range weights(body, key) {
@@ -154,35 +141,10 @@ func (x *Index) Add(row uint32, part, ns string, body, key []string) {
 	}
 }
 
-// partition is part's number, given it now if it has none.
-func (x *Index) partition(part string) uint32 {
-	id, ok := x.parts[part]
-	if !ok {
-		id = uint32(len(x.parts) + 1)
-		x.parts[part] = id
-	}
-	return id
-}
-
-// namespace is ns's number, given it now if it has none.
-func (x *Index) namespace(ns string) uint32 {
-	id, ok := x.nsIDs[ns]
-	if ok {
-		return id
-	}
-	ns = strings.Clone(ns)
-	id = uint32(len(x.nsNames))
-	x.nsIDs[ns] = id
-	x.nsNames = append(x.nsNames, ns)
-	i, _ := slices.BinarySearchFunc(x.byName, ns, func(id uint32, ns string) int { return strings.Compare(x.nsNames[id], ns) })
-	x.byName = slices.Insert(x.byName, i, id)
-	return id
-}
-
 // Move puts row, if it is in the index, in partition part.
 func (x *Index) Move(row uint32, part string) {
 	if x.Has(row) {
-		x.part[row] = x.partition(part)
+		x.at.move(row, part)
 	}
 }
 
@@ -370,7 +332,7 @@ func (x *Index) Equal(y *Index) bool {
 		return false
 	}
 	for i := range max(len(x.lens), len(y.lens)) {
-		if x.length(uint32(i)) != y.length(uint32(i)) || x.partOf(uint32(i)) != y.partOf(uint32(i)) || x.nsOf(uint32(i)) != y.nsOf(uint32(i)) {
+		if x.length(uint32(i)) != y.length(uint32(i)) || x.placeOf(uint32(i)) != y.placeOf(uint32(i)) {
 			return false
 		}
 	}
@@ -393,23 +355,10 @@ func (x *Index) length(row uint32) uint32 {
 	return 0
 }
 
-// partOf is the name of row's partition ("" for a row not in the index).
-func (x *Index) partOf(row uint32) string {
+// placeOf is row's place (the zero Place for a row not in the index).
+func (x *Index) placeOf(row uint32) Place {
 	if !x.Has(row) {
-		return ""
+		return Place{}
 	}
-	for name, id := range x.parts {
-		if id == x.part[row] {
-			return name
-		}
-	}
-	return ""
-}
-
-// nsOf is the namespace of row ("" for a row not in the index).
-func (x *Index) nsOf(row uint32) string {
-	if !x.Has(row) {
-		return ""
-	}
-	return x.nsNames[x.ns[row]]
+	return x.at.of(row)
 }

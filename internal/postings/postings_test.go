@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"pgregory.net/rapid"
@@ -15,14 +16,16 @@ import (
 // partition.
 type model struct {
 	body, key map[uint32][]string
-	part, ns  map[uint32]string
+	at        map[uint32]Place
 }
 
-// keeps reports whether f keeps a row of partition part and namespace ns.
-func keeps(f Filter, part, ns string) bool {
-	return (f.Parts == nil || slices.Contains(f.Parts, part)) &&
-		(f.Namespace == "" || ns == f.Namespace) &&
-		(f.Under == "" || ns == f.Under || strings.HasPrefix(ns, f.Under+"/"))
+// keeps reports whether f keeps a row at p.
+func keeps(f Filter, p Place) bool {
+	return (f.Parts == nil || slices.Contains(f.Parts, p.Part)) &&
+		(f.Namespace == "" || p.Namespace == f.Namespace) &&
+		(f.Under == "" || p.Namespace == f.Under || strings.HasPrefix(p.Namespace, f.Under+"/")) &&
+		(f.Class == "" || p.Class == f.Class) &&
+		(f.After == 0 || p.Created > f.After) && (f.Before == 0 || p.Created < f.Before)
 }
 
 // rank is Rank computed from the model row by row, term by term, as
@@ -53,7 +56,7 @@ func (m model) rank(terms []string, f Filter) []Hit {
 	}
 	var out []Hit
 	for r := range m.body {
-		if !keeps(f, m.part[r], m.ns[r]) {
+		if !keeps(f, m.at[r]) {
 			continue
 		}
 		var score float64
@@ -99,9 +102,16 @@ func terms(t *rapid.T, label string) []string {
 func TestIndexAgreesWithModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := New()
-		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, part: map[uint32]string{}, ns: map[uint32]string{}}
+		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, at: map[uint32]Place{}}
 		partition := rapid.SampledFrom([]string{"alice", "bob", "shared"})
-		namespace := rapid.SampledFrom([]string{"", "work", "work/notes", "work/notes/2026", "workshop", "home"})
+		place := rapid.Custom(func(t *rapid.T) Place {
+			return Place{
+				Part:      partition.Draw(t, "partition"),
+				Namespace: rapid.SampledFrom([]string{"", "work", "work/notes", "work/notes/2026", "workshop", "home"}).Draw(t, "namespace"),
+				Class:     rapid.SampledFrom([]string{"fact", "episode"}).Draw(t, "class"),
+				Created:   rapid.Int64Range(1, 5).Draw(t, "created"),
+			}
+		})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
 			row := rapid.Uint32Range(0, 40).Draw(t, "row")
 			if _, in := m.body[row]; in {
@@ -112,35 +122,36 @@ func TestIndexAgreesWithModel(t *testing.T) {
 					for _, r := range rows {
 						delete(m.body, r)
 						delete(m.key, r)
-						delete(m.part, r)
-						delete(m.ns, r)
+						delete(m.at, r)
 					}
 					continue
 				case 0:
 					x.Remove(row, m.body[row], m.key[row])
 					delete(m.body, row)
 					delete(m.key, row)
-					delete(m.part, row)
-					delete(m.ns, row)
+					delete(m.at, row)
 					continue
 				case 1:
 					p := partition.Draw(t, "moved to")
 					x.Move(row, p)
-					m.part[row] = p
+					at := m.at[row]
+					at.Part = p
+					m.at[row] = at
 					continue
 				}
 			}
-			body, key, p, ns := terms(t, "body"), terms(t, "key"), partition.Draw(t, "partition"), namespace.Draw(t, "namespace")
-			x.Add(row, p, ns, body, key) // a row already in stays as it is
+			body, key, at := terms(t, "body"), terms(t, "key"), place.Draw(t, "place")
+			x.Add(row, at, body, key) // a row already in stays as it is
 			if _, in := m.body[row]; !in {
-				m.body[row], m.key[row], m.part[row], m.ns[row] = body, key, p, ns
+				m.body[row], m.key[row], m.at[row] = body, key, at
 			}
 		}
 		var s Scratch
 		for _, q := range [][]string{vocabulary, {"ledger"}, {"x", "plumber"}, {"absent"}, {"budget", "acct-7777", "ledger"}} {
 			for _, parts := range [][]string{nil, {"alice", "shared"}, {"bob"}, {"nobody"}, {"alice", "bob", "shared"}} {
 				for _, f := range []Filter{{}, {Namespace: "work"}, {Namespace: "work/notes"}, {Namespace: "absent"}, {Under: "work"},
-					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"}} {
+					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"},
+					{Class: "episode"}, {Class: "absent"}, {After: 2}, {Before: 4}, {After: 1, Before: 3, Class: "fact", Under: "work"}} {
 					f.Parts = parts
 					got := slices.Clone(x.Rank(q, f, &s))
 					want := m.rank(q, f)
@@ -152,7 +163,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 		}
 		fresh := New()
 		for r, body := range m.body {
-			fresh.Add(r, m.part[r], m.ns[r], body, m.key[r])
+			fresh.Add(r, m.at[r], body, m.key[r])
 		}
 		if !x.Equal(fresh) || !fresh.Equal(x) {
 			t.Fatal("the index differs from one built afresh from the same rows")
@@ -184,8 +195,8 @@ func TestRemoveRowsIsRemove(t *testing.T) {
 		body, key := make([][]string, n), make([][]string, n)
 		for r := range n {
 			body[r], key[r] = terms(t, "body"), terms(t, "key")
-			with.Add(uint32(r), "", "", body[r], key[r])
-			without.Add(uint32(r), "", "", body[r], key[r])
+			with.Add(uint32(r), Place{}, body[r], key[r])
+			without.Add(uint32(r), Place{}, body[r], key[r])
 		}
 		gone := rapid.SliceOfN(rapid.IntRange(0, 90), 0, 90).Draw(t, "gone")
 		var rows []uint32
@@ -241,15 +252,40 @@ func TestTermsAreCopies(t *testing.T) {
 			}
 		}
 	}
-	x.Add(1, "", "", []string{body[:6]}, nil)
+	x.Add(1, Place{}, []string{body[:6]}, nil)
 	held("a new term")
-	x.Add(2, "", "", []string{body[7:13]}, nil)
+	x.Add(2, Place{}, []string{body[7:13]}, nil)
 	held("its second row")
-	x.Add(3, "", "", []string{body[14:20]}, nil)
+	x.Add(3, Place{}, []string{body[14:20]}, nil)
 	x.Remove(3, []string{body[21:27]}, nil)
 	x.Remove(2, []string{body[28:34]}, nil)
 	held("back to one row")
 	if x.Matches("ledger") != 1 {
 		t.Fatalf("ledger in %d rows, want 1", x.Matches("ledger"))
+	}
+}
+
+// Span keeps every row created strictly inside the span, however close to
+// its edges, and leaves out rows well outside it.
+func TestSpanKeepsTheEdges(t *testing.T) {
+	after := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
+	before := after.Add(time.Hour)
+	x := New()
+	created := []time.Time{after.Add(-2 * time.Millisecond), after.Add(time.Nanosecond), before.Add(-time.Nanosecond), before.Add(2 * time.Millisecond)}
+	for i, c := range created {
+		x.Add(uint32(i), Place{Created: c.UnixNano()}, []string{"ledger"}, nil)
+	}
+	f := Filter{}
+	f.After, f.Before = Span(&after, &before)
+	var got []uint32
+	for _, h := range x.Rank([]string{"ledger"}, f, new(Scratch)) {
+		got = append(got, h.Row)
+	}
+	if !slices.Equal(got, []uint32{1, 2}) {
+		t.Fatalf("rows kept in the span: %v, want [1 2] (the two just inside it)", got)
+	}
+	f.After, f.Before = Span(nil, nil)
+	if f.After != 0 || f.Before != 0 || len(x.Rank([]string{"ledger"}, f, new(Scratch))) != 4 {
+		t.Fatalf("no span: After %d, Before %d; want every row", f.After, f.Before)
 	}
 }

@@ -3,7 +3,6 @@ package postings
 import (
 	"math"
 	"slices"
-	"strings"
 )
 
 // k1 and b are FTS5's BM25 parameters. They are variables, as in
@@ -19,47 +18,6 @@ type Scratch struct {
 	row       [1]uint32
 	w         [1]uint16
 	ns        []bool
-}
-
-// Filter is what rows a ranking keeps: those of the partitions Parts (of
-// every partition if nil), of the namespace Namespace if it is set, and
-// at or under the namespace Under if it is set, by whole segments (work
-// holds work and work/notes, not workshop).
-type Filter struct {
-	Parts            []string
-	Namespace, Under string
-}
-
-// namespaces marks, in s.ns by number, the namespaces f keeps; nil if f
-// keeps every one. Under costs the namespaces it holds, not every one.
-func (x *Index) namespaces(f Filter, s *Scratch) []bool {
-	if f.Namespace == "" && f.Under == "" {
-		return nil
-	}
-	want := slices.Grow(s.ns[:0], len(x.nsNames))[:len(x.nsNames)]
-	clear(want)
-	s.ns = want
-	keep := func(id uint32) {
-		if name := x.nsNames[id]; f.Under == "" || name == f.Under || strings.HasPrefix(name, f.Under+"/") {
-			want[id] = f.Namespace == "" || name == f.Namespace
-		}
-	}
-	if f.Namespace != "" {
-		if id, ok := x.nsIDs[f.Namespace]; ok {
-			keep(id)
-		}
-		return want
-	}
-	cmp := func(id uint32, name string) int { return strings.Compare(x.nsNames[id], name) }
-	if i, found := slices.BinarySearchFunc(x.byName, f.Under, cmp); found {
-		keep(x.byName[i])
-	}
-	below := f.Under + "/"
-	i, _ := slices.BinarySearchFunc(x.byName, below, cmp)
-	for ; i < len(x.byName) && strings.HasPrefix(x.nsNames[x.byName[i]], below); i++ {
-		keep(x.byName[i])
-	}
-	return want
 }
 
 // postings are the rows holding t and their weights.
@@ -88,19 +46,9 @@ func (x *Index) Rank(terms []string, f Filter, s *Scratch) []Hit {
 	if x.rows == 0 {
 		return s.acc
 	}
-	parts, ns := f.Parts, x.namespaces(f, s)
-	// keep lists the partitions' numbers: at most two are looked for
-	// (the SQLite store's caller: its own, and its tenant's shared), more
-	// in a slice.
-	all := parts == nil
-	var keep [2]uint32
-	var more []uint32
-	for i, p := range parts {
-		if id := x.parts[p]; i < len(keep) {
-			keep[i] = id
-		} else {
-			more = append(more, id)
-		}
+	k := x.at.keeper(f, s)
+	if k.none {
+		return s.acc
 	}
 	avgdl := float64(x.tokens) / float64(x.rows)
 	for _, t := range terms {
@@ -120,11 +68,8 @@ func (x *Index) Rank(terms []string, f Filter, s *Scratch) []Hit {
 			if n == 0 {
 				continue // removed with other terms than it was added with
 			}
-			if p := x.part[row]; !all && p != keep[0] && p != keep[1] && !slices.Contains(more, p) {
-				continue // a partition not asked for
-			}
-			if ns != nil && !ns[x.ns[row]] {
-				continue // a namespace not asked for
+			if !k.keepsPart(&x.at, row) || k.narrow && !k.keepsNarrow(&x.at, row) {
+				continue // a place not asked for
 			}
 			for i < len(acc) && acc[i].Row < row {
 				next = append(next, acc[i])

@@ -1,0 +1,204 @@
+package postings
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Where a row is, for the filters of a ranking: its partition, namespace,
+// class and creation time. Only the partition changes once a row is in
+// the index (Move); the others are a record's for good, so that a ranking
+// may leave out the rows a query's filters would refuse before anyone
+// reads them.
+
+// Place is where a row is.
+type Place struct {
+	Part, Namespace, Class string
+	Created                int64 // Unix nanoseconds
+}
+
+// Filter is what rows a ranking keeps: those of the partitions Parts
+// (every partition if nil), of the namespace Namespace and the class
+// Class if they are set, at or under the namespace Under if it is set,
+// by whole segments (work holds work and work/notes, not workshop), and
+// created after After and before Before where they are not 0 (Unix
+// nanoseconds).
+type Filter struct {
+	Parts                   []string
+	Namespace, Under, Class string
+	After, Before           int64
+}
+
+// dict numbers names from 1 in the order they come; 0 is no name.
+type dict struct {
+	ids   map[string]uint32
+	names []string // by number
+	text  int64
+}
+
+func newDict() dict { return dict{ids: map[string]uint32{}, names: []string{""}} }
+
+// id is name's number, given it now (added) if it had none.
+func (d *dict) id(name string) (id uint32, added bool) {
+	if id, ok := d.ids[name]; ok {
+		return id, false
+	}
+	name = strings.Clone(name)
+	id = uint32(len(d.names))
+	d.ids[name] = id
+	d.names = append(d.names, name)
+	d.text += int64(len(name))
+	return id, true
+}
+
+// bytes estimates d's memory: its map entries (mapEntry each) and names.
+func (d *dict) bytes() int64 { return int64(len(d.ids))*mapEntry + int64(cap(d.names))*16 + d.text }
+
+// places holds each row's place, by row, its names numbered.
+type places struct {
+	part, ns, class []uint32
+	created         []int64
+	parts, nss      dict
+	classes         dict
+	// byName holds the namespaces' numbers in the order of their names:
+	// the namespaces under a prefix are a run of it.
+	byName []uint32
+}
+
+func newPlaces() places { return places{parts: newDict(), nss: newDict(), classes: newDict()} }
+
+// set gives row its place, growing the arrays to hold it.
+func (p *places) set(row uint32, at Place) {
+	if n := int(row) + 1; n > len(p.part) {
+		grow := n - len(p.part)
+		p.part = append(p.part, make([]uint32, grow)...)
+		p.ns = append(p.ns, make([]uint32, grow)...)
+		p.class = append(p.class, make([]uint32, grow)...)
+		p.created = append(p.created, make([]int64, grow)...)
+	}
+	p.part[row], _ = p.parts.id(at.Part)
+	p.class[row], _ = p.classes.id(at.Class)
+	p.created[row] = at.Created
+	id, added := p.nss.id(at.Namespace)
+	if added {
+		i, _ := slices.BinarySearchFunc(p.byName, at.Namespace, p.cmpName)
+		p.byName = slices.Insert(p.byName, i, id)
+	}
+	p.ns[row] = id
+}
+
+func (p *places) cmpName(id uint32, name string) int { return strings.Compare(p.nss.names[id], name) }
+
+// move puts row in partition part.
+func (p *places) move(row uint32, part string) { p.part[row], _ = p.parts.id(part) }
+
+// of is row's place.
+func (p *places) of(row uint32) Place {
+	return Place{Part: p.parts.names[p.part[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row]}
+}
+
+func (p *places) bytes() int64 {
+	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() +
+		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName))*4 + int64(cap(p.created))*8
+}
+
+// keeper is a Filter made ready to test the rows of one ranking.
+type keeper struct {
+	f        Filter
+	allParts bool
+	part     [2]uint32 // at most two partitions are asked for (a caller's own, its tenant's shared),
+	more     []uint32  // more in a slice
+	ns       []bool    // by namespace number, the namespaces kept; nil: all
+	class    uint32    // the class kept, 0 for every one
+	narrow   bool      // a namespace, class or span is asked for
+	none     bool      // nothing can be kept (a namespace or class the index does not hold)
+}
+
+// keeper readies f for p's rows, with s's buffer for its namespaces. A
+// namespace costs nothing to ready, a prefix the namespaces under it.
+func (p *places) keeper(f Filter, s *Scratch) keeper {
+	k := keeper{f: f, allParts: f.Parts == nil, narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0}
+	for i, name := range f.Parts {
+		if id := p.parts.ids[name]; i < len(k.part) {
+			k.part[i] = id
+		} else {
+			k.more = append(k.more, id)
+		}
+	}
+	if f.Class != "" {
+		k.class = p.classes.ids[f.Class]
+		k.none = k.class == 0
+	}
+	if f.Namespace == "" && f.Under == "" {
+		return k
+	}
+	k.ns = slices.Grow(s.ns[:0], len(p.nss.names))[:len(p.nss.names)]
+	clear(k.ns)
+	s.ns = k.ns
+	found := false
+	keep := func(id uint32) {
+		if name := p.nss.names[id]; f.Under == "" || name == f.Under || strings.HasPrefix(name, f.Under+"/") {
+			k.ns[id] = f.Namespace == "" || name == f.Namespace
+			found = found || k.ns[id]
+		}
+	}
+	if f.Namespace != "" {
+		if id, ok := p.nss.ids[f.Namespace]; ok {
+			keep(id)
+		}
+	} else {
+		if i, ok := slices.BinarySearchFunc(p.byName, f.Under, p.cmpName); ok {
+			keep(p.byName[i])
+		}
+		below := f.Under + "/"
+		i, _ := slices.BinarySearchFunc(p.byName, below, p.cmpName)
+		for ; i < len(p.byName) && strings.HasPrefix(p.nss.names[p.byName[i]], below); i++ {
+			keep(p.byName[i])
+		}
+	}
+	k.none = k.none || !found
+	return k
+}
+
+// keepsPart reports whether row, of places p, is of a partition k asks
+// for.
+func (k *keeper) keepsPart(p *places, row uint32) bool {
+	part := p.part[row]
+	return k.allParts || part == k.part[0] || part == k.part[1] || len(k.more) > 0 && slices.Contains(k.more, part)
+}
+
+// keepsNarrow reports whether row, of places p, is of the namespace, class
+// and span k asks for (if k.narrow).
+func (k *keeper) keepsNarrow(p *places, row uint32) bool {
+	switch {
+	case k.ns != nil && !k.ns[p.ns[row]]:
+		return false
+	case k.class != 0 && p.class[row] != k.class:
+		return false
+	case k.f.After != 0 && p.created[row] <= k.f.After:
+		return false
+	case k.f.Before != 0 && p.created[row] >= k.f.Before:
+		return false
+	}
+	return true
+}
+
+// spanSlack widens Span on each side: the store's own condition decides
+// the edges, whatever precision it keeps times in (PostgreSQL's are
+// microseconds), so the ranking only has to keep every row it could pass.
+const spanSlack = int64(time.Millisecond)
+
+// Span is a Filter's After and Before for records created after after and
+// before before (either nil for no bound), a millisecond wider on each
+// side.
+func Span(after, before *time.Time) (int64, int64) {
+	var a, b int64
+	if after != nil {
+		a = after.UnixNano() - spanSlack
+	}
+	if before != nil {
+		b = before.UnixNano() + spanSlack
+	}
+	return a, b
+}
