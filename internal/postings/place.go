@@ -61,10 +61,17 @@ type places struct {
 	created         []int64
 	parts, nss      dict
 	classes         dict
-	// byName holds the namespaces' numbers in the order of their names:
-	// the namespaces under a prefix are a run of it.
-	byName []uint32
+	// byName holds the namespaces' numbers in the order of their names
+	// (the namespaces under a prefix are a run of it), but for the recent
+	// ones, in the order they came: a store may have a namespace a
+	// session, and inserting each into byName in its place would cost the
+	// namespaces before it, every time.
+	byName, recent []uint32
 }
+
+// recentNames is how many namespaces wait in recent, at most, before
+// they are merged into byName: a prefix reads each of them.
+func (p *places) recentNames() int { return 1024 + len(p.byName)/64 }
 
 func newPlaces() places { return places{parts: newDict(), nss: newDict(), classes: newDict()} }
 
@@ -82,10 +89,27 @@ func (p *places) set(row uint32, at Place) {
 	p.created[row] = at.Created
 	id, added := p.nss.id(at.Namespace)
 	if added {
-		i, _ := slices.BinarySearchFunc(p.byName, at.Namespace, p.cmpName)
-		p.byName = slices.Insert(p.byName, i, id)
+		if p.recent = append(p.recent, id); len(p.recent) > p.recentNames() {
+			p.mergeNames()
+		}
 	}
 	p.ns[row] = id
+}
+
+// mergeNames moves the recent namespaces into byName, in their order.
+func (p *places) mergeNames() {
+	slices.SortFunc(p.recent, func(a, b uint32) int { return strings.Compare(p.nss.names[a], p.nss.names[b]) })
+	merged := make([]uint32, 0, len(p.byName)+len(p.recent))
+	i, j := 0, 0
+	for i < len(p.byName) && j < len(p.recent) {
+		if p.nss.names[p.byName[i]] < p.nss.names[p.recent[j]] {
+			merged, i = append(merged, p.byName[i]), i+1
+		} else {
+			merged, j = append(merged, p.recent[j]), j+1
+		}
+	}
+	merged = append(append(merged, p.byName[i:]...), p.recent[j:]...)
+	p.byName, p.recent = merged, p.recent[:0]
 }
 
 func (p *places) cmpName(id uint32, name string) int { return strings.Compare(p.nss.names[id], name) }
@@ -100,7 +124,7 @@ func (p *places) of(row uint32) Place {
 
 func (p *places) bytes() int64 {
 	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() +
-		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName))*4 + int64(cap(p.created))*8
+		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created))*8
 }
 
 // keeper is a Filter made ready to test the rows of one ranking.
@@ -116,7 +140,8 @@ type keeper struct {
 }
 
 // keeper readies f for p's rows, with s's buffer for its namespaces. A
-// namespace costs nothing to ready, a prefix the namespaces under it.
+// namespace costs nothing to ready, a prefix the namespaces under it and
+// the recent ones.
 func (p *places) keeper(f Filter, s *Scratch) keeper {
 	k := keeper{f: f, allParts: f.Parts == nil, narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0}
 	for i, name := range f.Parts {
@@ -136,9 +161,9 @@ func (p *places) keeper(f Filter, s *Scratch) keeper {
 	k.ns = slices.Grow(s.ns[:0], len(p.nss.names))[:len(p.nss.names)]
 	clear(k.ns)
 	s.ns = k.ns
-	found := false
+	found, below := false, f.Under+"/"
 	keep := func(id uint32) {
-		if name := p.nss.names[id]; f.Under == "" || name == f.Under || strings.HasPrefix(name, f.Under+"/") {
+		if name := p.nss.names[id]; f.Under == "" || name == f.Under || strings.HasPrefix(name, below) {
 			k.ns[id] = f.Namespace == "" || name == f.Namespace
 			found = found || k.ns[id]
 		}
@@ -151,10 +176,12 @@ func (p *places) keeper(f Filter, s *Scratch) keeper {
 		if i, ok := slices.BinarySearchFunc(p.byName, f.Under, p.cmpName); ok {
 			keep(p.byName[i])
 		}
-		below := f.Under + "/"
 		i, _ := slices.BinarySearchFunc(p.byName, below, p.cmpName)
 		for ; i < len(p.byName) && strings.HasPrefix(p.nss.names[p.byName[i]], below); i++ {
 			keep(p.byName[i])
+		}
+		for _, id := range p.recent {
+			keep(id)
 		}
 	}
 	k.none = k.none || !found

@@ -2,6 +2,7 @@ package postings
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -287,5 +288,34 @@ func TestSpanKeepsTheEdges(t *testing.T) {
 	f.After, f.Before = Span(nil, nil)
 	if f.After != 0 || f.Before != 0 || len(x.Rank([]string{"ledger"}, f, new(Scratch))) != 4 {
 		t.Fatalf("no span: After %d, Before %d; want every row", f.After, f.Before)
+	}
+}
+
+// A prefix finds the namespaces under it however many there are and in
+// whatever order they came, before and after the recent ones are merged
+// into name order.
+func TestPrefixOverManyNamespaces(t *testing.T) {
+	x := New()
+	var s Scratch
+	under := func(prefix string) int { return len(x.Rank([]string{"ledger"}, Filter{Under: prefix}, &s)) }
+	want := map[string]int{}
+	for i := range 5000 {
+		ns := fmt.Sprintf("%s/%d", []string{"n", "m", "n/deep", "nn"}[(i*7)%4], (i*7919)%5000)
+		x.Add(uint32(i), Place{Namespace: ns}, []string{"ledger"}, nil)
+		for _, p := range []string{"n", "m", "n/deep", "nn"} {
+			if strings.HasPrefix(ns, p+"/") {
+				want[p]++
+			}
+		}
+		if i == 500 || i == 4999 {
+			for _, p := range []string{"n", "m", "n/deep", "nn"} {
+				if got := under(p); got != want[p] {
+					t.Fatalf("after %d rows (%d namespaces waiting to be merged): %d rows under %s, want %d", i+1, len(x.at.recent), got, p, want[p])
+				}
+			}
+		}
+	}
+	if len(x.at.byName) == 0 {
+		t.Fatal("5,000 namespaces and none merged into name order")
 	}
 }
