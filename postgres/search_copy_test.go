@@ -183,8 +183,8 @@ func TestSearchCopyMemoryBound(t *testing.T) {
 }
 
 // Few eligible records among a common word's many. In a namespace of
-// three, or a class of three, the copy ranks their matches alone and asks
-// about those three. Of a metadata value of three (which the copy does
+// three, a class of three or a key prefix of three, the copy ranks their
+// matches alone and asks about those three. Of a metadata value of three (which the copy does
 // not hold), it ranks every match and asks about more of the best each
 // time until it has them. All find what ts_rank_cd finds.
 func TestSearchCopyFewEligible(t *testing.T) {
@@ -199,8 +199,8 @@ func TestSearchCopyFewEligible(t *testing.T) {
 		cands = append(cands, custody.Candidate{Namespace: "many", Class: custody.ClassFact, Body: fmt.Sprintf("river river river crossing %d", i), Channel: "user"})
 	}
 	for i := range 3 {
-		cands = append(cands, custody.Candidate{Namespace: "few/notes", Class: custody.ClassEpisode, Body: fmt.Sprintf("a long note that mentions the river once among many other words %d", i), Channel: "user",
-			Metadata: custody.Metadata{"tag": "few"}})
+		cands = append(cands, custody.Candidate{Namespace: "few/notes", Class: custody.ClassEpisode, Key: fmt.Sprintf("few.river.%d", i),
+			Body: fmt.Sprintf("a long note that mentions the river once among many other words %d", i), Channel: "user", Metadata: custody.Metadata{"tag": "few"}})
 	}
 	if _, err := svc.RememberBatch(ctx, alice, cands); err != nil {
 		t.Fatal(err)
@@ -226,6 +226,7 @@ func TestSearchCopyFewEligible(t *testing.T) {
 		{"namespace few/notes", custody.SearchInput{Namespace: "few/notes"}, 3, 3},
 		{"namespaces under few", custody.SearchInput{NamespacePrefix: "few"}, 3, 3},
 		{"class episode", custody.SearchInput{Class: custody.ClassEpisode}, 3, 3},
+		{"key_prefix few.", custody.SearchInput{Filters: custody.Filters{KeyPrefix: "few."}}, 3, 3},
 		{"metadata tag=few", custody.SearchInput{Filters: custody.Filters{Metadata: custody.Metadata{"tag": "few"}}}, 403, 403},
 	} {
 		before := pg.CopyAsked()
@@ -237,7 +238,7 @@ func TestSearchCopyFewEligible(t *testing.T) {
 			t.Errorf("search river, %s: the copy asked about %d records, want %d–%d", c.name, asked, c.min, c.max)
 		}
 	}
-	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 4 || bySQL != 0 {
-		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 4, 0", byCopy, bySQL)
+	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 5 || bySQL != 0 {
+		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 5, 0", byCopy, bySQL)
 	}
 }

@@ -76,7 +76,7 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 			rows.Close()
 			return false, err
 		}
-		op.body, op.key, op.at.Part = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience)
+		op.body, op.key, op.at.Part, op.at.Key = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience), key
 		ops = append(ops, op)
 	}
 	rows.Close()

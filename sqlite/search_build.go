@@ -120,7 +120,7 @@ func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error
 		if err := rows.Scan(&r.rid, &r.body, &r.key, &tenant, &owner, &audience, &r.at.Namespace, &r.at.Class, &r.at.Created); err != nil {
 			return err
 		}
-		r.at.Part = searchPart(tenant, owner, audience)
+		r.at.Part, r.at.Key = searchPart(tenant, owner, audience), r.key
 		if batch = append(batch, r); len(batch) == buildBatch && !send() {
 			return ctx.Err()
 		}

@@ -155,6 +155,8 @@ func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 				{Text: text, Limit: 10, NamespacePrefix: "ben"}, // whole segments: nothing
 				{Text: text, Limit: 10, NamespacePrefix: "bench", Namespace: storetest.TenthNamespace},
 				{Text: text, Limit: 10, Class: custody.ClassEpisode}, // none
+				{Text: text, Limit: 10, Filters: custody.Filters{KeyPrefix: "k19"}},
+				{Text: text, Limit: 10, Filters: custody.Filters{KeyPrefix: "k1999999999"}}, // past the eight bytes the copy keeps
 				{Text: text, Limit: 10, Filters: custody.Filters{CreatedAfter: &spanFrom, CreatedBefore: &spanTo}},
 				{Text: text, Limit: 10, Filters: custody.Filters{CreatedBefore: &spanFrom}},
 				{Text: text, Limit: 10, Class: custody.ClassFact, Filters: custody.Filters{KeyPrefix: "k1"}},

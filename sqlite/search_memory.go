@@ -232,13 +232,13 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 }
 
 // copyFilter is what a ranking by the copy keeps for sc and q: the
-// partitions of sc, and q's namespace, class and span of creation times.
-// All are also in the eligibility condition; ranking without the rows
-// they refuse (none of them changes once a record is written) spares a
-// search of a namespace of a few records from checking every other
-// namespace's matches first.
+// partitions of sc, and q's namespace, class, span of creation times and
+// key prefix. All are also in the eligibility condition; ranking without
+// the rows they refuse (none of them changes once a record is written)
+// spares a search of a namespace of a few records from checking every
+// other namespace's matches first.
 func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
-	f := postings.Filter{Parts: searchParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class)}
+	f := postings.Filter{Parts: searchParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix}
 	f.After, f.Before = postings.Span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
 	return f
 }

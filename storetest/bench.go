@@ -53,7 +53,8 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 // namespace, one of a tenth of the records, one of a thousandth (a
 // common query then has fewer than ten eligible matches, so every match
 // is looked at), a namespace prefix taking them all, the class of a
-// hundredth, and the last thousandth written (created_after).
+// hundredth, the last thousandth written (created_after), and the key
+// prefix of a thousandth.
 func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 	n := BenchRecords(b, DefaultBenchRecords)
 	store := open(b)
@@ -85,6 +86,7 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 		{"prefix=bench", custody.SearchInput{NamespacePrefix: "bench"}},
 		{"class=episode", custody.SearchInput{Class: custody.ClassEpisode}},
 		{"created=last-thousandth", custody.SearchInput{Filters: custody.Filters{CreatedAfter: &lastThousandth}}},
+		{"key=payee.", custody.SearchInput{Filters: custody.Filters{KeyPrefix: "payee."}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -136,9 +138,9 @@ func benchNamespace(i int) string {
 // Populate inserts n records of tenant acme directly (no log entries, so
 // such a store does not verify): owners alice and bob, audiences owner,
 // group:fin and tenant, states mostly admitted, namespaces as
-// benchNamespace gives them, facts but for an episode in a hundred, the
-// i-th created at Start + i ms, bodies of 12 words from the Common
-// vocabulary. If the store has an Analyze(ctx) method, it is called
+// benchNamespace gives them, facts but for an episode in a hundred, one
+// in a thousand keyed payee.<i>, the i-th created at Start + i ms, bodies
+// of 12 words from the Common vocabulary. If the store has an Analyze(ctx) method, it is called
 // at the end.
 func Populate(tb testing.TB, store custody.Store, n int) {
 	PopulateFrom(tb, store, n, Common)
@@ -159,6 +161,9 @@ func PopulateFrom(tb testing.TB, store custody.Store, n int, v Vocabulary) {
 					Namespace: benchNamespace(i), Class: benchClass(i), Body: v.body(rng, 12), Channel: custody.ChannelUser,
 					Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
 					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
+				if i%1000 == 500 {
+					r.Key = fmt.Sprintf("payee.%d", i)
+				}
 				switch x := rng.IntN(10); {
 				case x < 3:
 					r.Owner, r.Writer = "bob", "acme/bob"

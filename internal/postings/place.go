@@ -1,6 +1,7 @@
 package postings
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +16,8 @@ import (
 // Place is where a row is.
 type Place struct {
 	Part, Namespace, Class string
-	Created                int64 // Unix nanoseconds
+	Created                int64  // Unix nanoseconds
+	Key                    string // of which the index keeps the first eight bytes
 }
 
 // Filter is what rows a ranking keeps: those of the partitions Parts
@@ -23,11 +25,28 @@ type Place struct {
 // Class if they are set, at or under the namespace Under if it is set,
 // by whole segments (work holds work and work/notes, not workshop), and
 // created after After and before Before where they are not 0 (Unix
-// nanoseconds).
+// nanoseconds). KeyPrefix, if set, keeps the rows whose key begins with
+// its first eight bytes: a row kept may differ in the rest (the store's
+// own condition decides), a row left out never begins with KeyPrefix.
 type Filter struct {
 	Parts                   []string
 	Namespace, Under, Class string
 	After, Before           int64
+	KeyPrefix               string
+}
+
+// head is the first eight bytes of s, big-endian, zero-padded: s begins
+// with p's first n ≤ 8 bytes if and only if head(s) and head(p) agree in
+// their first n bytes (keys and prefixes hold no zero byte).
+func head(s string) uint64 {
+	var h uint64
+	for i := range 8 {
+		h <<= 8
+		if i < len(s) {
+			h |= uint64(s[i])
+		}
+	}
+	return h
 }
 
 // dict numbers names from 1 in the order they come; 0 is no name.
@@ -59,6 +78,7 @@ func (d *dict) bytes() int64 { return int64(len(d.ids))*mapEntry + int64(cap(d.n
 type places struct {
 	part, ns, class []uint32
 	created         []int64
+	key             []uint64 // head of the key
 	parts, nss      dict
 	classes         dict
 	// byName holds the namespaces' numbers in the order of their names
@@ -83,7 +103,9 @@ func (p *places) set(row uint32, at Place) {
 		p.ns = append(p.ns, make([]uint32, grow)...)
 		p.class = append(p.class, make([]uint32, grow)...)
 		p.created = append(p.created, make([]int64, grow)...)
+		p.key = append(p.key, make([]uint64, grow)...)
 	}
+	p.key[row] = head(at.Key)
 	p.part[row], _ = p.parts.id(at.Part)
 	p.class[row], _ = p.classes.id(at.Class)
 	p.created[row] = at.Created
@@ -117,14 +139,15 @@ func (p *places) cmpName(id uint32, name string) int { return strings.Compare(p.
 // move puts row in partition part.
 func (p *places) move(row uint32, part string) { p.part[row], _ = p.parts.id(part) }
 
-// of is row's place.
+// of is row's place, its key cut to the eight bytes the index keeps.
 func (p *places) of(row uint32) Place {
-	return Place{Part: p.parts.names[p.part[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row]}
+	return Place{Part: p.parts.names[p.part[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row],
+		Key: strings.TrimRight(string(binary.BigEndian.AppendUint64(nil, p.key[row])), "\x00")}
 }
 
 func (p *places) bytes() int64 {
 	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() +
-		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created))*8
+		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created)+cap(p.key))*8
 }
 
 // keeper is a Filter made ready to test the rows of one ranking.
@@ -135,7 +158,9 @@ type keeper struct {
 	more     []uint32  // more in a slice
 	ns       []bool    // by namespace number, the namespaces kept; nil: all
 	class    uint32    // the class kept, 0 for every one
-	narrow   bool      // a namespace, class or span is asked for
+	key      uint64    // the head of the key prefix, in its first keyBytes
+	keyMask  uint64    // keyBytes bytes of ones, 0 for every key
+	narrow   bool      // a namespace, class, span or key prefix is asked for
 	none     bool      // nothing can be kept (a namespace or class the index does not hold)
 }
 
@@ -143,7 +168,11 @@ type keeper struct {
 // namespace costs nothing to ready, a prefix the namespaces under it and
 // the recent ones.
 func (p *places) keeper(f Filter, s *Scratch) keeper {
-	k := keeper{f: f, allParts: f.Parts == nil, narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0}
+	k := keeper{f: f, allParts: f.Parts == nil, narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0 || f.KeyPrefix != ""}
+	if f.KeyPrefix != "" {
+		k.keyMask = ^uint64(0) << (8 * (8 - min(8, len(f.KeyPrefix))))
+		k.key = head(f.KeyPrefix) & k.keyMask
+	}
 	for i, name := range f.Parts {
 		if id := p.parts.ids[name]; i < len(k.part) {
 			k.part[i] = id
@@ -206,6 +235,8 @@ func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 	case k.f.After != 0 && p.created[row] <= k.f.After:
 		return false
 	case k.f.Before != 0 && p.created[row] >= k.f.Before:
+		return false
+	case k.keyMask != 0 && p.key[row]&k.keyMask != k.key:
 		return false
 	}
 	return true

@@ -26,7 +26,8 @@ func keeps(f Filter, p Place) bool {
 		(f.Namespace == "" || p.Namespace == f.Namespace) &&
 		(f.Under == "" || p.Namespace == f.Under || strings.HasPrefix(p.Namespace, f.Under+"/")) &&
 		(f.Class == "" || p.Class == f.Class) &&
-		(f.After == 0 || p.Created > f.After) && (f.Before == 0 || p.Created < f.Before)
+		(f.After == 0 || p.Created > f.After) && (f.Before == 0 || p.Created < f.Before) &&
+		(f.KeyPrefix == "" || p.Key != "" && strings.HasPrefix(p.Key, f.KeyPrefix[:min(8, len(f.KeyPrefix))]))
 }
 
 // rank is Rank computed from the model row by row, term by term, as
@@ -111,6 +112,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 				Namespace: rapid.SampledFrom([]string{"", "work", "work/notes", "work/notes/2026", "workshop", "home"}).Draw(t, "namespace"),
 				Class:     rapid.SampledFrom([]string{"fact", "episode"}).Draw(t, "class"),
 				Created:   rapid.Int64Range(1, 5).Draw(t, "created"),
+				Key:       rapid.SampledFrom([]string{"", "payee", "payee.iban", "payee.ibax", "payee.ixyz", "payee.name", "prefs.tone", "p"}).Draw(t, "key"),
 			}
 		})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
@@ -152,7 +154,8 @@ func TestIndexAgreesWithModel(t *testing.T) {
 			for _, parts := range [][]string{nil, {"alice", "shared"}, {"bob"}, {"nobody"}, {"alice", "bob", "shared"}} {
 				for _, f := range []Filter{{}, {Namespace: "work"}, {Namespace: "work/notes"}, {Namespace: "absent"}, {Under: "work"},
 					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"},
-					{Class: "episode"}, {Class: "absent"}, {After: 2}, {Before: 4}, {After: 1, Before: 3, Class: "fact", Under: "work"}} {
+					{Class: "episode"}, {Class: "absent"}, {After: 2}, {Before: 4}, {After: 1, Before: 3, Class: "fact", Under: "work"},
+					{KeyPrefix: "payee."}, {KeyPrefix: "payee.iban"}, {KeyPrefix: "p"}, {KeyPrefix: "zzz"}, {KeyPrefix: "payee", Class: "fact"}} {
 					f.Parts = parts
 					got := slices.Clone(x.Rank(q, f, &s))
 					want := m.rank(q, f)
