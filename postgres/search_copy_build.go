@@ -19,6 +19,10 @@ func (s *Store) smallTenant(ctx context.Context, tenant string) (bool, error) {
 	return n <= inlineBuildRecords, classify(err)
 }
 
+// beforeAsideBuild, if set (by tests), runs on a build's own goroutine
+// before it reads anything.
+var beforeAsideBuild func()
+
 // startBuild builds tc on a goroutine of its own, unless the store is
 // closing.
 func (s *Store) startBuild(tc *tenantCopy, tenant string) {
@@ -35,6 +39,9 @@ func (s *Store) startBuild(tc *tenantCopy, tenant string) {
 	tc.mu.Unlock()
 	go func() {
 		defer c.builds.Done()
+		if beforeAsideBuild != nil {
+			beforeAsideBuild()
+		}
 		start := time.Now()
 		if err := s.buildCopy(c.bg, tc, tenant); err != nil {
 			if c.bg.Err() == nil {

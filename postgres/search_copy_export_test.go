@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -35,3 +36,18 @@ func (s *Store) CopyMatches(tenant, word string) int {
 // CopyAsked is how many records the copies' rankings have asked
 // PostgreSQL about, for their eligibility.
 func (s *Store) CopyAsked() int64 { return s.copies.asked.Load() }
+
+// HoldAsideBuilds makes the copies built on their own goroutines wait,
+// before they read anything, until release is called (at the test's end
+// at the latest).
+func HoldAsideBuilds(tb testing.TB) (release func()) {
+	held := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	beforeAsideBuild = func() { <-held }
+	tb.Cleanup(func() {
+		release()
+		beforeAsideBuild = nil
+	})
+	return release
+}
