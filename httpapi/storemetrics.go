@@ -24,8 +24,9 @@ type postgresCopier interface {
 }
 
 // storeGauges registers the gauges of what st reports about itself:
-// custody_sqlite_wal_bytes for a store with a WAL file, and the
-// custody_sqlite_search_* figures of its search index's copy in memory.
+// custody_sqlite_wal_bytes for a store with a WAL file, and the figures
+// of the search copies in memory (custody_sqlite_search_* and
+// custody_postgres_search_*, by copyMetrics).
 func (m *metrics) storeGauges(st custody.Store) {
 	if w, ok := st.(walSizer); ok {
 		register(m.reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -84,13 +84,12 @@ type tenantCopy struct {
 	// catch serialises bringing the copy up to date and building it.
 	catch sync.Mutex
 
-	mu    sync.RWMutex
-	x     *postings.Index // nil until built, and while stale
-	ids   []string        // record id by row of x
-	rows  map[string]uint32
-	sums  []uint64 // by row: the hash of the body and key x holds
-	parts []string // by row: the partition x holds it in
-	size  uint64   // the log size x holds
+	mu   sync.RWMutex
+	x    *postings.Index // nil until built, and while stale
+	ids  []string        // record id by row of x
+	rows map[string]uint32
+	sums []uint64 // by row: the hash of the body and key x holds
+	size uint64   // the log size x holds
 
 	building  bool
 	lastBuild time.Time
@@ -155,20 +154,8 @@ func copyParts(sc custody.Scope) []string {
 	return []string{copyPart(sc.Subject, custody.AudienceOwner), "s"}
 }
 
-// copyFilter is what a ranking by the copy keeps for sc and q: the
-// partitions of sc, and q's namespace, class, span of creation times and
-// key prefix. All are also in the eligibility condition; ranking without
-// the rows they refuse (none of them changes once a record is written)
-// spares a search of a namespace of a few records from checking every
-// other namespace's matches first.
-func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
-	f := postings.Filter{Parts: copyParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix}
-	f.After, f.Before = postings.Span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
-	return f
-}
-
 func (tc *tenantCopy) bytesLocked() int64 {
-	return tc.x.Bytes() + int64(len(tc.ids))*(16+8+16+40) // ids, sums, parts, the map's entry
+	return tc.x.Bytes() + int64(len(tc.ids))*(16+8+40) // ids, sums, the map's entry
 }
 
 // ranked is what a copy ranked: the hits, and the record id of each row.
@@ -177,9 +164,9 @@ type ranked struct {
 	ids  []string
 }
 
-// rank ranks q's terms over the rows copyFilter keeps with sc.Tenant's
-// copy, brought up to the log's size first; ok is false if the copy
-// cannot rank them (the caller ranks by ts_rank_cd).
+// rank ranks q's terms over the rows postings.QueryFilter keeps, with
+// sc.Tenant's copy brought up to the log's size first; ok is false if the
+// copy cannot rank them (the caller ranks by ts_rank_cd).
 func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuery, scratch *postings.Scratch) (ranked, bool, error) {
 	c := s.copies
 	tc := c.tenant(sc.Tenant)
@@ -203,7 +190,7 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuer
 		return ranked{}, false, nil
 	}
 	c.byCopy.Add(1)
-	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), copyFilter(sc, q), scratch), ids: tc.ids}, true, nil
+	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), postings.QueryFilter(copyParts(sc), q), scratch), ids: tc.ids}, true, nil
 }
 
 // tenant is tenant's copy, made empty if it has none; nil if there are no
@@ -323,7 +310,7 @@ func (s *Store) catchUp(ctx context.Context, tc *tenantCopy, tenant string, held
 }
 
 func (tc *tenantCopy) dropLocked() {
-	tc.x, tc.ids, tc.rows, tc.sums, tc.parts = nil, nil, nil, nil, nil
+	tc.x, tc.ids, tc.rows, tc.sums = nil, nil, nil, nil
 }
 
 // copyRecord is what a copy holds of a record.
@@ -348,24 +335,23 @@ func textSum(seed maphash.Seed, r copyRecord) uint64 {
 }
 
 // applyLocked gives r, as it is now, to the copy: a new record is added,
-// one whose audience changed is moved. It reports whether the copy holds
-// other text for r (an erasure), which replaceLocked takes out.
+// one the copy holds is put in its audience's partition (it may have
+// changed). It reports whether the copy holds other text for r (an
+// erasure), which replaceLocked takes out.
 func (tc *tenantCopy) applyLocked(seed maphash.Seed, r copyRecord) (changed bool) {
 	sum := textSum(seed, r)
-	part := copyPart(r.owner, r.audience)
 	row, known := tc.rows[r.id]
 	switch {
 	case !known && r.erased:
 	case !known:
 		row = uint32(len(tc.ids))
 		tc.x.Add(row, r.place(), lexical.Document(r.body), lexical.Document(r.key))
-		tc.ids, tc.sums, tc.parts = append(tc.ids, r.id), append(tc.sums, sum), append(tc.parts, part)
+		tc.ids, tc.sums = append(tc.ids, r.id), append(tc.sums, sum)
 		tc.rows[r.id] = row
 	case tc.sums[row] != sum:
 		return true
-	case tc.parts[row] != part:
-		tc.x.Move(row, part)
-		tc.parts[row] = part
+	default:
+		tc.x.Move(row, copyPart(r.owner, r.audience))
 	}
 	return false
 }
@@ -385,7 +371,7 @@ func (tc *tenantCopy) replaceLocked(seed maphash.Seed, recs []copyRecord) {
 	tc.x.RemoveRows(rows)
 	for i, r := range recs {
 		row := rows[i]
-		tc.sums[row], tc.parts[row] = textSum(seed, r), copyPart(r.owner, r.audience)
+		tc.sums[row] = textSum(seed, r)
 		if !r.erased {
 			tc.x.Add(row, r.place(), lexical.Document(r.body), lexical.Document(r.key))
 		}

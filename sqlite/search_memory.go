@@ -198,7 +198,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		scratch = new(postings.Scratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, ok := s.rankCopy(ctx, terms, copyFilter(sc, q), gen, scratch)
+	hits, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), q), gen, scratch)
 	if !ok {
 		return nil, false, nil
 	}
@@ -229,18 +229,6 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		}
 	}
 	return out, true, nil
-}
-
-// copyFilter is what a ranking by the copy keeps for sc and q: the
-// partitions of sc, and q's namespace, class, span of creation times and
-// key prefix. All are also in the eligibility condition; ranking without
-// the rows they refuse (none of them changes once a record is written)
-// spares a search of a namespace of a few records from checking every
-// other namespace's matches first.
-func copyFilter(sc custody.Scope, q custody.SearchQuery) postings.Filter {
-	f := postings.Filter{Parts: searchParts(sc), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix}
-	f.After, f.Before = postings.Span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
-	return f
 }
 
 // checkSize is the first of checkSizes not below n, or the last.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	custody "github.com/custody-mem/custody"
 )
 
 // Where a row is, for the filters of a ranking: its partition, namespace,
@@ -242,15 +244,28 @@ func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 	return true
 }
 
-// spanSlack widens Span on each side: the store's own condition decides
+// spanSlack widens span on each side: the store's own condition decides
 // the edges, whatever precision it keeps times in (PostgreSQL's are
 // microseconds), so the ranking only has to keep every row it could pass.
 const spanSlack = int64(time.Millisecond)
 
-// Span is a Filter's After and Before for records created after after and
+// QueryFilter is what a ranking keeps for a search of the partitions
+// parts under q: q's namespace, class, span of creation times and key
+// prefix. The store applies each of them again, with the eligibility, in
+// the query that reads the ranking's best; ranking without the rows they
+// refuse (none of them changes once a record is written) spares a search
+// of a namespace of a few records from checking every other namespace's
+// matches first. q's metadata is left to the store alone.
+func QueryFilter(parts []string, q custody.SearchQuery) Filter {
+	f := Filter{Parts: parts, Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix}
+	f.After, f.Before = span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
+	return f
+}
+
+// span is a Filter's After and Before for records created after after and
 // before before (either nil for no bound), a millisecond wider on each
 // side.
-func Span(after, before *time.Time) (int64, int64) {
+func span(after, before *time.Time) (int64, int64) {
 	var a, b int64
 	if after != nil {
 		a = after.UnixNano() - spanSlack

@@ -269,7 +269,7 @@ func TestTermsAreCopies(t *testing.T) {
 	}
 }
 
-// Span keeps every row created strictly inside the span, however close to
+// span keeps every row created strictly inside the span, however close to
 // its edges, and leaves out rows well outside it.
 func TestSpanKeepsTheEdges(t *testing.T) {
 	after := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
@@ -280,7 +280,7 @@ func TestSpanKeepsTheEdges(t *testing.T) {
 		x.Add(uint32(i), Place{Created: c.UnixNano()}, []string{"ledger"}, nil)
 	}
 	f := Filter{}
-	f.After, f.Before = Span(&after, &before)
+	f.After, f.Before = span(&after, &before)
 	var got []uint32
 	for _, h := range x.Rank([]string{"ledger"}, f, new(Scratch)) {
 		got = append(got, h.Row)
@@ -288,7 +288,7 @@ func TestSpanKeepsTheEdges(t *testing.T) {
 	if !slices.Equal(got, []uint32{1, 2}) {
 		t.Fatalf("rows kept in the span: %v, want [1 2] (the two just inside it)", got)
 	}
-	f.After, f.Before = Span(nil, nil)
+	f.After, f.Before = span(nil, nil)
 	if f.After != 0 || f.Before != 0 || len(x.Rank([]string{"ledger"}, f, new(Scratch))) != 4 {
 		t.Fatalf("no span: After %d, Before %d; want every row", f.After, f.Before)
 	}
