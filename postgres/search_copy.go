@@ -318,11 +318,12 @@ type copyRecord struct {
 	id, body, key, owner, audience, namespace, class string
 	created                                          int64 // Unix nanoseconds, as stored
 	erased                                           bool
+	meta                                             string // the metadata's JSON, "" for none
 }
 
 // place is where the copy holds r (postings.Place).
 func (r copyRecord) place() postings.Place {
-	return postings.Place{Part: copyPart(r.owner, r.audience), Namespace: r.namespace, Class: r.class, Created: r.created, Key: r.key}
+	return postings.Place{Part: copyPart(r.owner, r.audience), Namespace: r.namespace, Class: r.class, Created: r.created, Key: r.key, Meta: r.meta}
 }
 
 // textSum is the hash of r's body and key the copy keeps by row, 0 for an

@@ -132,7 +132,7 @@ func principalTenants(ctx context.Context, q querier) ([]string, error) {
 }
 
 // copyCols are the columns of a copyRecord, for eachCopyRecord.
-const copyCols = `id, body, key, owner, audience, namespace, class, created_at, erased`
+const copyCols = `id, body, key, owner, audience, namespace, class, created_at, erased, metadata`
 
 // eachCopyRecord calls fn with each record query reads (copyCols).
 func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query string, args ...any) error {
@@ -143,7 +143,7 @@ func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query s
 	defer rows.Close()
 	for rows.Next() {
 		var r copyRecord
-		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.class, &r.created, &r.erased); err != nil {
+		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.class, &r.created, &r.erased, &r.meta); err != nil {
 			return classify(err)
 		}
 		fn(r)

@@ -7,6 +7,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/lexical"
+	"github.com/custody-mem/custody/internal/postings"
 )
 
 // A write adds its record to neither FTS5 index (search, records_fts, and
@@ -41,9 +42,9 @@ func (t *txn) addPending(ctx context.Context, rid int64, r *custody.Record) erro
 	return nil
 }
 
-// unindex removes a record from both indexes, wherever it is; body and
-// key are the text it was indexed with.
-func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
+// unindex removes a record from both indexes, wherever it is; body, key
+// and meta are the text and metadata it was indexed with.
+func (t *txn) unindex(ctx context.Context, rid int64, body, key, meta string) error {
 	res, err := t.ExecContext(ctx, `DELETE FROM index_pending WHERE rid = ?`, rid)
 	if err != nil {
 		return err
@@ -54,7 +55,7 @@ func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
 	if err := t.exec(ctx, `DELETE FROM records_fts WHERE rowid = ?`, rid); err != nil {
 		return err
 	}
-	t.changedIndex(indexOp{rid: rid, body: lexical.Document(body), key: lexical.Document(key), remove: true})
+	t.changedIndex(indexOp{rid: rid, body: lexical.Document(body), key: lexical.Document(key), remove: true, at: postings.Place{Meta: meta}})
 	return t.exec(ctx, `DELETE FROM records_tri WHERE rowid = ?`, rid)
 }
 
@@ -64,7 +65,8 @@ func (t *txn) unindex(ctx context.Context, rid int64, body, key string) error {
 // insert, so that the store's copy of the index (search_index.go) gets
 // the same terms without computing them again.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
-	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
+	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at, r.metadata
+ FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
 	}
@@ -72,7 +74,7 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	for rows.Next() {
 		var op indexOp
 		var body, key, tenant, owner, audience string
-		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &op.at.Namespace, &op.at.Class, &op.at.Created); err != nil {
+		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &op.at.Namespace, &op.at.Class, &op.at.Created, &op.at.Meta); err != nil {
 			rows.Close()
 			return false, err
 		}

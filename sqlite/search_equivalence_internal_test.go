@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -160,6 +161,10 @@ func checkRankingEquivalence(t *testing.T, s *Store, now time.Time) {
 				{Text: text, Limit: 10, Filters: custody.Filters{CreatedAfter: &spanFrom, CreatedBefore: &spanTo}},
 				{Text: text, Limit: 10, Filters: custody.Filters{CreatedBefore: &spanFrom}},
 				{Text: text, Limit: 10, Class: custody.ClassFact, Filters: custody.Filters{KeyPrefix: "k1"}},
+				{Text: text, Limit: 10, Filters: custody.Filters{Metadata: custody.Metadata{"project": storetest.ThousandthProject}}},
+				{Text: text, Limit: 10, Filters: custody.Filters{Metadata: custody.Metadata{"project": storetest.ThousandthProject, "source": "msg-1250"}}},
+				{Text: text, Limit: 10, Filters: custody.Filters{Metadata: custody.Metadata{"project": storetest.ThousandthProject, "source": "msg-1260"}}}, // none
+				{Text: text, Limit: 3, Namespace: "bench", Filters: custody.Filters{Metadata: custody.Metadata{"source": "msg-" + strconv.Itoa(i*100)}}},
 			} {
 				ref := referenceSearch(t, s, sc, q)
 				hits, err := s.Search(t.Context(), sc, q)

@@ -44,7 +44,8 @@ type indexOp struct {
 	rid       int64
 	body, key []string
 	// at is where it is (its partition, searchPart, and for an addition
-	// its namespace, class and creation time).
+	// its namespace, class, creation time, key and metadata; for a removal
+	// the metadata it was added with).
 	at     postings.Place
 	remove bool
 	move   bool // its audience changed: only its partition
@@ -162,7 +163,7 @@ func (si *searchIndex) applyLocked(c committed) {
 		}
 		switch {
 		case op.remove:
-			si.x.Remove(uint32(op.rid), op.body, op.key)
+			si.x.Remove(uint32(op.rid), op.body, op.key, op.at.Meta)
 		case op.move:
 			si.x.Move(uint32(op.rid), op.at.Part)
 		default:

@@ -202,8 +202,8 @@ func (t *txn) index(ctx context.Context, rid int64, r *custody.Record) error {
 func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	var rid int64
 	var wasErased bool
-	var oldParents, oldBody, key, owner, oldAudience string
-	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents, body, key, owner, audience FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents, &oldBody, &key, &owner, &oldAudience); err != nil {
+	var oldParents, oldBody, key, owner, oldAudience, oldMeta string
+	if err := t.QueryRowContext(ctx, `SELECT rid, erased, parents, body, key, owner, audience, metadata FROM records WHERE id = ? AND tenant = ?`, r.ID, r.Tenant).Scan(&rid, &wasErased, &oldParents, &oldBody, &key, &owner, &oldAudience, &oldMeta); err != nil {
 		return notFound(err)
 	}
 	parents := jsonText(r.Parents)
@@ -215,7 +215,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		return err
 	}
 	if r.Erased && !wasErased {
-		if err := t.unindex(ctx, rid, oldBody, key); err != nil {
+		if err := t.unindex(ctx, rid, oldBody, key, oldMeta); err != nil {
 			return err
 		}
 	}

@@ -53,8 +53,8 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 // namespace, one of a tenth of the records, one of a thousandth (a
 // common query then has fewer than ten eligible matches, so every match
 // is looked at), a namespace prefix taking them all, the class of a
-// hundredth, the last thousandth written (created_after), and the key
-// prefix of a thousandth.
+// hundredth, the last thousandth written (created_after), the key
+// prefix of a thousandth, and the metadata of a thousandth.
 func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 	n := BenchRecords(b, DefaultBenchRecords)
 	store := open(b)
@@ -87,6 +87,7 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 		{"class=episode", custody.SearchInput{Class: custody.ClassEpisode}},
 		{"created=last-thousandth", custody.SearchInput{Filters: custody.Filters{CreatedAfter: &lastThousandth}}},
 		{"key=payee.", custody.SearchInput{Filters: custody.Filters{KeyPrefix: "payee."}}},
+		{"meta=thousandth", custody.SearchInput{Filters: custody.Filters{Metadata: custody.Metadata{"project": ThousandthProject}}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -116,6 +117,23 @@ const (
 	ThousandthNamespace = "bench/thousandth"
 )
 
+// ThousandthProject is the metadata "project" of one in a thousand of
+// Populate's records.
+const ThousandthProject = "apollo"
+
+// benchMetadata is the metadata of Populate's i-th record: one in ten
+// has a source of its own (a value no other record has, as a message id
+// would be), and one in a thousand of those is of ThousandthProject.
+func benchMetadata(i int) custody.Metadata {
+	switch {
+	case i%1000 == 250:
+		return custody.Metadata{"source": fmt.Sprintf("msg-%d", i), "project": ThousandthProject}
+	case i%10 == 0:
+		return custody.Metadata{"source": fmt.Sprintf("msg-%d", i)}
+	}
+	return nil
+}
+
 // benchClass is the class of Populate's i-th record.
 func benchClass(i int) custody.Class {
 	if i%100 == 50 {
@@ -139,7 +157,8 @@ func benchNamespace(i int) string {
 // such a store does not verify): owners alice and bob, audiences owner,
 // group:fin and tenant, states mostly admitted, namespaces as
 // benchNamespace gives them, facts but for an episode in a hundred, one
-// in a thousand keyed payee.<i>, the i-th created at Start + i ms, bodies
+// in a thousand keyed payee.<i>, metadata as benchMetadata gives it, the
+// i-th created at Start + i ms, bodies
 // of 12 words from the Common vocabulary. If the store has an Analyze(ctx) method, it is called
 // at the end.
 func Populate(tb testing.TB, store custody.Store, n int) {
@@ -160,7 +179,7 @@ func PopulateFrom(tb testing.TB, store custody.Store, n int, v Vocabulary) {
 				r := &custody.Record{ID: ulid.MustNew(ulid.Timestamp(at), entropy).String(), Tenant: "acme", Owner: "alice",
 					Namespace: benchNamespace(i), Class: benchClass(i), Body: v.body(rng, 12), Channel: custody.ChannelUser,
 					Writer: "acme/alice", Authority: custody.AuthorityUser, Audience: custody.AudienceOwner,
-					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}}
+					State: custody.StateAdmitted, CreatedAt: at, Version: 1, Parents: []custody.Edge{}, Metadata: benchMetadata(i)}
 				if i%1000 == 500 {
 					r.Key = fmt.Sprintf("payee.%d", i)
 				}

@@ -10,16 +10,19 @@ import (
 )
 
 // Where a row is, for the filters of a ranking: its partition, namespace,
-// class and creation time. Only the partition changes once a row is in
-// the index (Move); the others are a record's for good, so that a ranking
-// may leave out the rows a query's filters would refuse before anyone
-// reads them.
+// class, creation time, key and metadata. Only the partition changes once
+// a row is in the index (Move); the others are a record's for good, so
+// that a ranking may leave out the rows a query's filters would refuse
+// before anyone reads them.
 
 // Place is where a row is.
 type Place struct {
 	Part, Namespace, Class string
 	Created                int64  // Unix nanoseconds
 	Key                    string // of which the index keeps the first eight bytes
+	// Meta is the record's metadata as the stores keep it (custody
+	// Metadata's JSON, "" for none); the index keeps its pairs (meta.go).
+	Meta string
 }
 
 // Filter is what rows a ranking keeps: those of the partitions Parts
@@ -30,11 +33,14 @@ type Place struct {
 // nanoseconds). KeyPrefix, if set, keeps the rows whose key begins with
 // its first eight bytes: a row kept may differ in the rest (the store's
 // own condition decides), a row left out never begins with KeyPrefix.
+// Meta, if set, keeps the rows whose metadata has each of its pairs (and,
+// on a collision of their hashes, a few more: the store decides).
 type Filter struct {
 	Parts                   []string
 	Namespace, Under, Class string
 	After, Before           int64
 	KeyPrefix               string
+	Meta                    custody.Metadata
 }
 
 // head is the first eight bytes of s, big-endian, zero-padded: s begins
@@ -83,6 +89,7 @@ type places struct {
 	key             []uint64 // head of the key
 	parts, nss      dict
 	classes         dict
+	meta            pairs
 	// byName holds the namespaces' numbers in the order of their names
 	// (the namespaces under a prefix are a run of it), but for the recent
 	// ones, in the order they came: a store may have a namespace a
@@ -95,7 +102,9 @@ type places struct {
 // they are merged into byName: a prefix reads each of them.
 func (p *places) recentNames() int { return 1024 + len(p.byName)/64 }
 
-func newPlaces() places { return places{parts: newDict(), nss: newDict(), classes: newDict()} }
+func newPlaces() places {
+	return places{parts: newDict(), nss: newDict(), classes: newDict(), meta: newPairs()}
+}
 
 // set gives row its place, growing the arrays to hold it.
 func (p *places) set(row uint32, at Place) {
@@ -111,6 +120,7 @@ func (p *places) set(row uint32, at Place) {
 	p.part[row], _ = p.parts.id(at.Part)
 	p.class[row], _ = p.classes.id(at.Class)
 	p.created[row] = at.Created
+	p.meta.set(row, at.Meta)
 	id, added := p.nss.id(at.Namespace)
 	if added {
 		if p.recent = append(p.recent, id); len(p.recent) > p.recentNames() {
@@ -141,14 +151,15 @@ func (p *places) cmpName(id uint32, name string) int { return strings.Compare(p.
 // move puts row in partition part.
 func (p *places) move(row uint32, part string) { p.part[row], _ = p.parts.id(part) }
 
-// of is row's place, its key cut to the eight bytes the index keeps.
+// of is row's place, its key cut to the eight bytes the index keeps,
+// without its metadata (pairs.of has it).
 func (p *places) of(row uint32) Place {
 	return Place{Part: p.parts.names[p.part[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row],
 		Key: strings.TrimRight(string(binary.BigEndian.AppendUint64(nil, p.key[row])), "\x00")}
 }
 
 func (p *places) bytes() int64 {
-	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() +
+	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() + p.meta.bytes() +
 		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created)+cap(p.key))*8
 }
 
@@ -162,15 +173,18 @@ type keeper struct {
 	class    uint32    // the class kept, 0 for every one
 	key      uint64    // the head of the key prefix, in its first keyBytes
 	keyMask  uint64    // keyBytes bytes of ones, 0 for every key
-	narrow   bool      // a namespace, class, span or key prefix is asked for
-	none     bool      // nothing can be kept (a namespace or class the index does not hold)
+	meta     metaKeeper
+	narrow   bool // a namespace, class, span, key prefix or metadata is asked for
+	none     bool // nothing can be kept (a namespace or class the index does not hold)
 }
 
 // keeper readies f for p's rows, with s's buffer for its namespaces. A
 // namespace costs nothing to ready, a prefix the namespaces under it and
 // the recent ones.
 func (p *places) keeper(f Filter, s *Scratch) keeper {
-	k := keeper{f: f, allParts: f.Parts == nil, narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0 || f.KeyPrefix != ""}
+	k := keeper{f: f, allParts: f.Parts == nil,
+		narrow: f.Namespace != "" || f.Under != "" || f.Class != "" || f.After != 0 || f.Before != 0 || f.KeyPrefix != "" || len(f.Meta) > 0}
+	k.meta, k.none = p.meta.keeper(f.Meta)
 	if f.KeyPrefix != "" {
 		k.keyMask = ^uint64(0) << (8 * (8 - min(8, len(f.KeyPrefix))))
 		k.key = head(f.KeyPrefix) & k.keyMask
@@ -184,7 +198,7 @@ func (p *places) keeper(f Filter, s *Scratch) keeper {
 	}
 	if f.Class != "" {
 		k.class = p.classes.ids[f.Class]
-		k.none = k.class == 0
+		k.none = k.none || k.class == 0
 	}
 	if f.Namespace == "" && f.Under == "" {
 		return k
@@ -226,8 +240,8 @@ func (k *keeper) keepsPart(p *places, row uint32) bool {
 	return k.allParts || part == k.part[0] || part == k.part[1] || len(k.more) > 0 && slices.Contains(k.more, part)
 }
 
-// keepsNarrow reports whether row, of places p, is of the namespace, class
-// and span k asks for (if k.narrow).
+// keepsNarrow reports whether row, of places p, is of the namespace, class,
+// span, key prefix and metadata k asks for (if k.narrow).
 func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 	switch {
 	case k.ns != nil && !k.ns[p.ns[row]]:
@@ -240,6 +254,8 @@ func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 		return false
 	case k.keyMask != 0 && p.key[row]&k.keyMask != k.key:
 		return false
+	case k.meta.lists != nil && !k.meta.keeps(row):
+		return false
 	}
 	return true
 }
@@ -250,14 +266,15 @@ func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 const spanSlack = int64(time.Millisecond)
 
 // QueryFilter is what a ranking keeps for a search of the partitions
-// parts under q: q's namespace, class, span of creation times and key
-// prefix. The store applies each of them again, with the eligibility, in
-// the query that reads the ranking's best; ranking without the rows they
-// refuse (none of them changes once a record is written) spares a search
-// of a namespace of a few records from checking every other namespace's
-// matches first. q's metadata is left to the store alone.
+// parts under q: q's namespace, class, span of creation times, key prefix
+// and metadata. The store applies each of them again, with the
+// eligibility, in the query that reads the ranking's best; ranking without
+// the rows they refuse (none of them changes once a record is written)
+// spares a search of a namespace of a few records from checking every
+// other namespace's matches first.
 func QueryFilter(parts []string, q custody.SearchQuery) Filter {
-	f := Filter{Parts: parts, Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix}
+	f := Filter{Parts: parts, Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix,
+		Meta: q.Filters.Metadata}
 	f.After, f.Before = span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
 	return f
 }

@@ -191,11 +191,13 @@ func (x *Index) newList(l list) uint32 {
 	return uint32(len(x.lists) - 1)
 }
 
-// Remove takes row out of the index, given the terms it was added with.
-func (x *Index) Remove(row uint32, body, key []string) {
+// Remove takes row out of the index, given the terms and the metadata
+// (Place.Meta) it was added with.
+func (x *Index) Remove(row uint32, body, key []string, meta string) {
 	if !x.Has(row) {
 		return
 	}
+	x.at.meta.remove(row, meta)
 	x.rows--
 	x.tokens -= int64(x.lens[row] - 1)
 	x.lens[row] = 0
@@ -251,6 +253,7 @@ func (x *Index) RemoveRows(rows []uint32) {
 	if len(out) == 0 {
 		return
 	}
+	x.at.meta.drop(out)
 	for t, v := range x.terms {
 		if v&single != 0 {
 			if out[uint32(v>>16)] {
@@ -325,14 +328,24 @@ func insert[T any](s []T, i int, v T) []T {
 	return s
 }
 
-// Equal reports whether x and y hold the same rows with the same terms:
-// a copy kept up to date against one built afresh.
+// Equal reports whether x and y hold the same rows with the same terms,
+// places and metadata: a copy kept up to date against one built afresh.
 func (x *Index) Equal(y *Index) bool {
 	if x.rows != y.rows || x.tokens != y.tokens || x.postings != y.postings || len(x.terms) != len(y.terms) {
 		return false
 	}
 	for i := range max(len(x.lens), len(y.lens)) {
 		if x.length(uint32(i)) != y.length(uint32(i)) || x.placeOf(uint32(i)) != y.placeOf(uint32(i)) {
+			return false
+		}
+	}
+	// The same metadata pairs, and none left under a row taken out.
+	xm, ym := x.at.meta.of(), y.at.meta.of()
+	if len(xm) != len(ym) || !slices.Equal(x.at.meta.unread, y.at.meta.unread) {
+		return false
+	}
+	for row, hs := range xm {
+		if !slices.Equal(hs, ym[row]) {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	custody "github.com/custody-mem/custody"
 	"pgregory.net/rapid"
 )
 
@@ -27,8 +28,32 @@ func keeps(f Filter, p Place) bool {
 		(f.Under == "" || p.Namespace == f.Under || strings.HasPrefix(p.Namespace, f.Under+"/")) &&
 		(f.Class == "" || p.Class == f.Class) &&
 		(f.After == 0 || p.Created > f.After) && (f.Before == 0 || p.Created < f.Before) &&
-		(f.KeyPrefix == "" || p.Key != "" && strings.HasPrefix(p.Key, f.KeyPrefix[:min(8, len(f.KeyPrefix))]))
+		(f.KeyPrefix == "" || p.Key != "" && strings.HasPrefix(p.Key, f.KeyPrefix[:min(8, len(f.KeyPrefix))])) &&
+		keepsMeta(f.Meta, p.Meta)
 }
+
+// keepsMeta reports whether metadata meta (as JSON) has every pair of
+// want; metadata that cannot be read is left to the store, so kept.
+func keepsMeta(want custody.Metadata, meta string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	m, err := custody.ParseMetadata(meta)
+	if err != nil {
+		return true
+	}
+	for k, v := range want {
+		if got, ok := m[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// metas are the metadata rows of the tests have: none, pairs in common,
+// a value of its own, and one that cannot be read.
+var metas = []string{"", `{"project":"apollo"}`, `{"lang":"en","project":"apollo"}`, `{"lang":"de","project":"gemini"}`,
+	`{"source":"msg-1"}`, `{"lang":"de"}`, `{"a":"bc"}`, `{"project":`}
 
 // rank is Rank computed from the model row by row, term by term, as
 // fts5_aux.c's bm25 computes it for a row: every term of the query in
@@ -113,6 +138,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 				Class:     rapid.SampledFrom([]string{"fact", "episode"}).Draw(t, "class"),
 				Created:   rapid.Int64Range(1, 5).Draw(t, "created"),
 				Key:       rapid.SampledFrom([]string{"", "payee", "payee.iban", "payee.ibax", "payee.ixyz", "payee.name", "prefs.tone", "p"}).Draw(t, "key"),
+				Meta:      rapid.SampledFrom(metas).Draw(t, "metadata"),
 			}
 		})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
@@ -129,7 +155,7 @@ func TestIndexAgreesWithModel(t *testing.T) {
 					}
 					continue
 				case 0:
-					x.Remove(row, m.body[row], m.key[row])
+					x.Remove(row, m.body[row], m.key[row], m.at[row].Meta)
 					delete(m.body, row)
 					delete(m.key, row)
 					delete(m.at, row)
@@ -155,7 +181,11 @@ func TestIndexAgreesWithModel(t *testing.T) {
 				for _, f := range []Filter{{}, {Namespace: "work"}, {Namespace: "work/notes"}, {Namespace: "absent"}, {Under: "work"},
 					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"},
 					{Class: "episode"}, {Class: "absent"}, {After: 2}, {Before: 4}, {After: 1, Before: 3, Class: "fact", Under: "work"},
-					{KeyPrefix: "payee."}, {KeyPrefix: "payee.iban"}, {KeyPrefix: "p"}, {KeyPrefix: "zzz"}, {KeyPrefix: "payee", Class: "fact"}} {
+					{KeyPrefix: "payee."}, {KeyPrefix: "payee.iban"}, {KeyPrefix: "p"}, {KeyPrefix: "zzz"}, {KeyPrefix: "payee", Class: "fact"},
+					{Meta: custody.Metadata{"project": "apollo"}}, {Meta: custody.Metadata{"project": "apollo", "lang": "en"}},
+					{Meta: custody.Metadata{"lang": "de"}, Class: "fact"}, {Meta: custody.Metadata{"project": "mercury"}},
+					{Meta: custody.Metadata{"source": "msg-1"}}, {Meta: custody.Metadata{"project": "apollo"}, Namespace: "work"},
+					{Meta: custody.Metadata{"ab": "c"}}} {
 					f.Parts = parts
 					got := slices.Clone(x.Rank(q, f, &s))
 					want := m.rank(q, f)
@@ -171,6 +201,9 @@ func TestIndexAgreesWithModel(t *testing.T) {
 		}
 		if !x.Equal(fresh) || !fresh.Equal(x) {
 			t.Fatal("the index differs from one built afresh from the same rows")
+		}
+		if !samePairs(x.at.meta, fresh.at.meta) {
+			t.Fatal("the index lists other rows under metadata pairs than one built afresh")
 		}
 		if x.text != fresh.text {
 			t.Fatalf("the index counts %d bytes of terms' text, one built afresh %d", x.text, fresh.text)
@@ -196,22 +229,22 @@ func TestRemoveRowsIsRemove(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		with, without := New(), New()
 		n := rapid.IntRange(0, 80).Draw(t, "rows")
-		body, key := make([][]string, n), make([][]string, n)
+		body, key, meta := make([][]string, n), make([][]string, n), make([]string, n)
 		for r := range n {
-			body[r], key[r] = terms(t, "body"), terms(t, "key")
-			with.Add(uint32(r), Place{}, body[r], key[r])
-			without.Add(uint32(r), Place{}, body[r], key[r])
+			body[r], key[r], meta[r] = terms(t, "body"), terms(t, "key"), rapid.SampledFrom(metas).Draw(t, "metadata")
+			with.Add(uint32(r), Place{Meta: meta[r]}, body[r], key[r])
+			without.Add(uint32(r), Place{Meta: meta[r]}, body[r], key[r])
 		}
 		gone := rapid.SliceOfN(rapid.IntRange(0, 90), 0, 90).Draw(t, "gone")
 		var rows []uint32
 		for _, r := range gone {
 			rows = append(rows, uint32(r))
 			if r < n {
-				with.Remove(uint32(r), body[r], key[r])
+				with.Remove(uint32(r), body[r], key[r], meta[r])
 			}
 		}
 		without.RemoveRows(rows)
-		if !without.Equal(with) || without.text != with.text {
+		if !without.Equal(with) || without.text != with.text || !samePairs(without.at.meta, with.at.meta) {
 			t.Fatalf("RemoveRows(%v) differs from Remove of each", rows)
 		}
 	})
@@ -261,8 +294,8 @@ func TestTermsAreCopies(t *testing.T) {
 	x.Add(2, Place{}, []string{body[7:13]}, nil)
 	held("its second row")
 	x.Add(3, Place{}, []string{body[14:20]}, nil)
-	x.Remove(3, []string{body[21:27]}, nil)
-	x.Remove(2, []string{body[28:34]}, nil)
+	x.Remove(3, []string{body[21:27]}, nil, "")
+	x.Remove(2, []string{body[28:34]}, nil, "")
 	held("back to one row")
 	if x.Matches("ledger") != 1 {
 		t.Fatalf("ledger in %d rows, want 1", x.Matches("ledger"))
@@ -321,4 +354,23 @@ func TestPrefixOverManyNamespaces(t *testing.T) {
 	if len(x.at.byName) == 0 {
 		t.Fatal("5,000 namespaces and none merged into name order")
 	}
+}
+
+// samePairs reports whether a and b list the same rows under the same
+// pairs, none left behind by a row taken out.
+func samePairs(a, b pairs) bool {
+	if len(a.one) != len(b.one) || len(a.many) != len(b.many) || !slices.Equal(a.unread, b.unread) {
+		return false
+	}
+	for h, r := range a.one {
+		if r2, ok := b.one[h]; !ok || r2 != r {
+			return false
+		}
+	}
+	for h, rows := range a.many {
+		if !slices.Equal(rows, b.many[h]) {
+			return false
+		}
+	}
+	return true
 }
