@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,11 +15,15 @@ import (
 // however many records other users write that mention a value, the
 // subject's own are all found.
 //
-// A text of three characters or more is looked up in records_tri and
-// index_pending (which holds text lowercased as records_tri folds it:
-// instr on it is the trigram index's case-insensitive substring test). A
-// shorter one, which a trigram index cannot look up, is looked for in the
-// text of the subject's records, read through the same indexes as List.
+// A text of three characters or more is looked up in records_tri, which
+// gives the records holding every trigram of it, and in index_pending
+// (which holds the gate text lowercased, as records_tri folds it: instr on
+// it is the substring test). Each record records_tri gives is kept if its
+// own gate text holds text, lowercased: the index keeps no positions, so
+// "abcde" finds "abcdbcde" there (abc, bcd and cde are all in it), and the
+// test leaves it out. A shorter text, which a trigram index cannot look
+// up, is looked for in the text of the subject's records, read through
+// the same indexes as List.
 func (t *txn) Mentioning(ctx context.Context, s custody.Scope, text string) ([]*custody.Record, error) {
 	if text == "" || strings.ContainsRune(text, 0) || !utf8.ValidString(text) {
 		return nil, nil // no record holds a NUL or invalid UTF-8
@@ -26,15 +31,50 @@ func (t *txn) Mentioning(ctx context.Context, s custody.Scope, text string) ([]*
 	if utf8.RuneCountInString(text) < 3 {
 		return t.mentioningShort(ctx, s, text)
 	}
-	match := `"` + strings.ReplaceAll(text, `"`, `""`) + `"`
+	lower := strings.ToLower(text)
 	// (A rid is in one of the two, never both. CROSS JOIN keeps SQLite
 	// from walking the tenant's records to test each against the matches.)
-	return queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
+	recs, err := queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
    SELECT rowid AS rid FROM records_tri WHERE records_tri MATCH ?
    UNION ALL SELECT rid FROM index_pending WHERE instr(norm, ?) > 0) m
  CROSS JOIN records r ON r.rid = m.rid
  WHERE r.tenant = ? AND (r.owner = ? OR r.audience = 'tenant'`+groupIn(len(s.Groups))+`)
- ORDER BY r.id DESC`, append([]any{match, strings.ToLower(text), s.Tenant}, audienceArgs(s)...)...)
+ ORDER BY r.id DESC`, append([]any{trigramQuery(lower), lower, s.Tenant}, audienceArgs(s)...)...)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(recs, func(r *custody.Record) bool {
+		return !strings.Contains(custody.GateText(r.Body, r.Key), lower)
+	}), nil
+}
+
+// maxTrigrams bounds the trigrams a lookup asks records_tri for: the
+// records holding some of a text's trigrams hold all of them and more,
+// and each is tested for the text itself.
+const maxTrigrams = 16
+
+// trigramQuery is the FTS5 query for the records holding every trigram of
+// text (three characters or more), at most maxTrigrams of them spread
+// over it, first and last included: each a quoted string of three
+// characters, which the trigram tokenizer makes one token (detail=none
+// refuses a phrase of more).
+func trigramQuery(text string) string {
+	runes := []rune(text)
+	n := len(runes) - 2
+	picked := make([]string, 0, min(n, maxTrigrams))
+	seen := map[string]bool{}
+	for k := range min(n, maxTrigrams) {
+		i := k
+		if n > maxTrigrams {
+			i = k * (n - 1) / (maxTrigrams - 1)
+		}
+		g := string(runes[i : i+3])
+		if !seen[g] {
+			seen[g] = true
+			picked = append(picked, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
+		}
+	}
+	return strings.Join(picked, " AND ")
 }
 
 // mentioningShort reads the body and key of each of the subject's records

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
+	"time"
 )
 
 // schemaVersion is the PRAGMA user_version of the schema in schema.sql.
@@ -46,7 +48,11 @@ import (
 // Version 19 adds search_generation (schema.sql creates it at 0 in an
 // older database); an older custody, which would change the search index
 // without counting, refuses a version 19 one.
-const schemaVersion = 19
+// Version 20 keeps records_tri without positions (detail=none): the table
+// is dropped and every live record that is not waiting in index_pending is
+// indexed again (reindexTri); an older custody, whose gate would ask it
+// for phrases, refuses a version 20 one.
+const schemaVersion = 20
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -135,6 +141,11 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
 	}
+	if hasRecords == 1 && v < 20 {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS records_tri`); err != nil {
+			return fmt.Errorf("migrating to schema 20: %w", err)
+		}
+	}
 	if sharedLog == 1 {
 		if err := tenantLogsBefore(ctx, tx, hasNodeIdx == 1); err != nil {
 			return fmt.Errorf("migrating to schema 13: %w", err)
@@ -147,6 +158,15 @@ DROP TABLE tri_pending`); err != nil {
 		if err := reindexFTS(ctx, tx); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
+	}
+	if hasRecords == 1 && v < 20 {
+		slog.Info("sqlite: migrating to schema 20: indexing every record's gate text again (once; about 1 s per 100,000 records)")
+		start := time.Now()
+		n, err := reindexTri(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("migrating to schema 20: %w", err)
+		}
+		slog.Info("sqlite: migrated to schema 20", "records", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)

@@ -122,8 +122,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
   tokenize="unicode61 remove_diacritics 0 tokenchars '-_.@+'"
 );
 -- Gate: normalised body and key, trigram-indexed for substring lookups.
+-- It keeps which records hold each trigram, not where (detail=none, schema
+-- 20: 61% smaller than with positions, and cheaper to merge): a lookup
+-- asks for the records holding every trigram of the text, and the gate
+-- tests each one's own text for the substring (mentioning.go).
 CREATE VIRTUAL TABLE IF NOT EXISTS records_tri USING fts5(
-  norm, content='', contentless_delete=1, tokenize='trigram'
+  norm, content='', contentless_delete=1, detail=none, tokenize='trigram'
 );
 -- An erased body leaves both indexes at once (secure-delete), not at a
 -- later merge; the writer's secure_delete pragma zeroes the pages it frees.

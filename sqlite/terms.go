@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/lexical"
 	msqlite "modernc.org/sqlite"
 )
@@ -18,7 +19,27 @@ import (
 // text itself, with no stemming and no identifiers).
 const termsFunc = "custody_terms"
 
+// gateTextFunc is the SQL function that gives the gate's trigram index a
+// record's normalised text (custody.GateText of its body and key), for
+// the migration that fills records_tri anew (schema 20).
+const gateTextFunc = "custody_gate_text"
+
 func init() {
+	msqlite.MustRegisterDeterministicScalarFunction(gateTextFunc, 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		var text [2]string
+		for i, a := range args {
+			switch v := a.(type) {
+			case string:
+				text[i] = v
+			case []byte:
+				text[i] = string(v)
+			case nil:
+			default:
+				return nil, fmt.Errorf("%s: want text, got %T", gateTextFunc, v)
+			}
+		}
+		return custody.GateText(text[0], text[1]), nil
+	})
 	msqlite.MustRegisterDeterministicScalarFunction(termsFunc, 1, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		switch v := args[0].(type) {
 		case string:
@@ -70,4 +91,17 @@ func reindexFTS(ctx context.Context, tx *sql.Tx) error {
  SELECT r.rid, `+termsFunc+`(r.body), `+termsFunc+`(r.key) FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
 	return err
+}
+
+// reindexTri fills a new gate trigram index with the text of every live
+// record that is not waiting in index_pending (which the writer moves in
+// later), as the writer would have, and returns how many it indexed.
+func reindexTri(ctx context.Context, tx *sql.Tx) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO records_tri (rowid, norm)
+ SELECT r.rid, `+gateTextFunc+`(r.body, r.key) FROM records r
+ WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -12,7 +12,10 @@ import (
 
 // Gate lookups find normalised values in bodies and keys, in any state,
 // among the records the subject owns or may see, within the tenant only;
-// a text shorter than a trigram is found too.
+// a text shorter than a trigram is found too. A text is found only where
+// it stands whole: "klmno" is not in "klmn lmno", which holds each of its
+// trigrams. The same holds once a search has moved the records into the
+// store's search indexes (the SQLite store keeps them pending until then).
 func testMentioning(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
 	corp := e.user("acme-corp", "alice")
@@ -24,6 +27,17 @@ func testMentioning(t *testing.T, e *env) {
 	foreign := e.fact(corp, "bank", "DE89 3704 0044 elsewhere").ID
 	bob := e.user("acme", "bob", "fin")
 	bobs := e.fact(bob, "bank", "bob pays DE89 3704 0044 too").ID
+	scattered := e.fact(alice, "notes", "klmn lmno").ID
+	for _, indexed := range []bool{false, true} {
+		if indexed {
+			e.searchIDs(alice, custody.SearchInput{Query: "rent"})
+		}
+		checkMentioning(t, e, indexed, rent, keyed, quarantined, percent, foreign, bobs, scattered)
+	}
+}
+
+func checkMentioning(t *testing.T, e *env, indexed bool, rent, keyed, quarantined, percent, foreign, bobs, scattered string) {
+	t.Helper()
 	e.view(func(tx custody.Tx) error {
 		find := func(text string) []string {
 			recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, text)
@@ -49,9 +63,14 @@ func testMentioning(t *testing.T, e *env) {
 			{"de", []string{rent, quarantined}}, // shorter than a trigram
 			{"%", []string{percent}},
 			{"q", nil},
+			{"rentgoestode8937040044every", []string{rent}}, // more trigrams than a lookup asks for
+			{"rentgoestode8937040044evera", nil},
+			{"klmno", nil}, // each trigram is in scattered, the text is not
+			{"nlmn", []string{scattered}},
+			{"KLMNLMNO", []string{scattered}},
 		} {
 			if got := find(tc.text); !sameSet(got, tc.want) {
-				t.Errorf("mentioning %q = %v, want %v", tc.text, got, tc.want)
+				t.Errorf("indexed %v: mentioning %q = %v, want %v", indexed, tc.text, got, tc.want)
 			}
 		}
 		recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: "acme-corp", Subject: "alice"}, "de8937040044")
