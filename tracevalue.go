@@ -279,19 +279,41 @@ func canonical(intPart, frac string) string {
 	return intPart
 }
 
-// numberFragments are texts one of which the GateText of any text holding
-// the number n (canonical) contains, however it is written: the last three
-// digits of the integer part, which no thousands separator splits; or,
-// below 100, the digits with the fraction after a removed '.' or a ','.
+// numberFragments are texts one of which the GateIndexText of any record
+// holding the number n (canonical) contains, however it is written: the
+// last three digits of the integer part, which no thousands separator
+// splits; or, for an integer part of one or two digits, the number's
+// marker ("_10_"), which holds three characters a trigram index can look
+// up where the digits alone do not.
 func numberFragments(n string) []string {
-	intPart, frac, _ := strings.Cut(n, ".")
-	switch {
-	case len(intPart) >= 3:
+	if intPart, _, _ := strings.Cut(n, "."); len(intPart) >= 3 {
 		return []string{intPart[len(intPart)-3:]}
-	case frac != "":
-		return []string{intPart + frac, intPart + "," + frac}
 	}
-	return []string{intPart}
+	return []string{numberMarker(n)}
+}
+
+// numberMarker is n between underscores, as GateIndexText marks it.
+func numberMarker(n string) string { return "_" + n + "_" }
+
+// GateIndexText is what a store indexes of a record for the gate's
+// lookups (Tx.Mentioning): its GateText, then the marker of each number
+// its body or key holds whose integer part has one or two digits ("_10_",
+// "_9.5_"), read as numberTokens reads them, so that the gate finds the
+// records holding an amount of 10 through the index instead of reading
+// every record with a 1 in it. NormalizeValue drops every underscore: no
+// GateText holds a marker, and no value traced as text looks one up.
+func GateIndexText(body, key string) string {
+	text := GateText(body, key)
+	var marks []string
+	for _, n := range uniq(append(numberTokens(body), numberTokens(key)...)) {
+		if intPart, _, _ := strings.Cut(n, "."); len(intPart) < 3 {
+			marks = append(marks, numberMarker(n))
+		}
+	}
+	if len(marks) == 0 {
+		return text
+	}
+	return text + " " + strings.Join(marks, " ")
 }
 
 var emailRE = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)*\.\p{L}{2,}`)

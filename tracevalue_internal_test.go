@@ -35,7 +35,8 @@ func TestNumberTokens(t *testing.T) {
 }
 
 // Every way of writing a number leaves one of its fragments in the gate
-// text, so the index finds every record the comparison would accept.
+// index text, so the index finds every record the comparison would
+// accept; and every fragment is long enough for a trigram index.
 func TestNumberFragmentsCoverWritings(t *testing.T) {
 	for n, writings := range map[string][]string{
 		"1200":   {"1200", "1,200", "1.200", "1 200", "1'200", "1,200.00", "1.200,00", "01200"},
@@ -49,10 +50,34 @@ func TestNumberFragmentsCoverWritings(t *testing.T) {
 				t.Errorf("%q does not read as %s: %q", w, n, numberTokens(w))
 				continue
 			}
-			gt := GateText("pay "+w+" now", "")
+			gt := GateIndexText("pay "+w+" now", "")
 			if !slices.ContainsFunc(numberFragments(n), func(f string) bool { return strings.Contains(gt, f) }) {
-				t.Errorf("gate text %q holds none of %s's fragments %q", gt, n, numberFragments(n))
+				t.Errorf("gate index text %q holds none of %s's fragments %q", gt, n, numberFragments(n))
 			}
+			for _, f := range numberFragments(n) {
+				if len(f) < 3 {
+					t.Errorf("fragment %q of %s: shorter than a trigram", f, n)
+				}
+			}
+		}
+	}
+}
+
+// The gate index text marks the numbers of one or two digits before the
+// point, each once, and only those; the GateText before them is unchanged.
+func TestGateIndexText(t *testing.T) {
+	for _, c := range []struct{ body, key, want string }{
+		{"pay 10 EUR, then 10 more", "", "pay10eur,then10more  _10_"},
+		{"rent 950 in 2010", "", "rent950in2010 "},
+		{"9,5 kg and 04.03.2022", "fee.5", "9,5kgand04032022 fee5 _5_ _9.5_"},
+		{"no numbers", "payee_account", "nonumbers payeeaccount"},
+		{"ACCT-7 and 1,200", "", "acct7and1,200  _1.2_ _7_"},
+	} {
+		if got := GateIndexText(c.body, c.key); got != c.want {
+			t.Errorf("GateIndexText(%q, %q) = %q, want %q", c.body, c.key, got, c.want)
+		}
+		if got := GateIndexText(c.body, c.key); !strings.HasPrefix(got, GateText(c.body, c.key)) {
+			t.Errorf("GateIndexText(%q, %q) = %q does not begin with the GateText", c.body, c.key, got)
 		}
 	}
 }

@@ -192,12 +192,49 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
 
-// normText is a record's normalised text for the gate's substring lookups.
+func init() { migrationSteps["gate_numbers"] = renormRecords }
+
+// renormRecords writes the norm of every live record of a database older
+// than migration 013 anew (normText), a page at a time.
+func renormRecords(ctx context.Context, tx pgx.Tx) error {
+	for after := ""; ; {
+		rows, err := tx.Query(ctx, `SELECT id, body, key FROM records WHERE id > $1 AND NOT erased ORDER BY id LIMIT $2`, after, scanPage)
+		if err != nil {
+			return err
+		}
+		var ids, norms []string
+		for rows.Next() {
+			var r custody.Record
+			if err := rows.Scan(&r.ID, &r.Body, &r.Key); err != nil {
+				rows.Close()
+				return err
+			}
+			ids, norms = append(ids, r.ID), append(norms, normText(&r))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE records r SET norm = x.norm
+ FROM unnest($1::text[], $2::text[]) AS x(id, norm) WHERE r.id = x.id AND r.norm IS DISTINCT FROM x.norm`, ids, norms); err != nil {
+				return err
+			}
+		}
+		if len(ids) < scanPage {
+			return nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// normText is a record's normalised text for the gate's substring lookups
+// (custody.GateIndexText).
 func normText(r *custody.Record) string {
 	if r.Erased {
 		return ""
 	}
-	return custody.GateText(r.Body, r.Key)
+	return custody.GateIndexText(r.Body, r.Key)
 }
 
 // Search ranks eligible records by BM25 over body and key, with the

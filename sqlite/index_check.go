@@ -17,8 +17,8 @@ import (
 // from it hides a memory from the gate while the record itself still
 // matches the log. The indexes keep no text (they are contentless), so a
 // row is checked by its size: an indexed record must have as many
-// trigrams as its text, and a pending one (pending.go) its text itself,
-// and no row in either index.
+// trigrams as its text (custody.GateIndexText), and a pending one
+// (pending.go) its text itself, and no row in either index.
 func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error) {
 	var rid int64
 	err = t.QueryRowContext(ctx, `SELECT what, rid FROM (
@@ -54,7 +54,7 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 		if err := rows.Scan(&id, &body, &key, &searched, &size, &pending); err != nil {
 			return "", "", err
 		}
-		text := custody.GateText(body, key)
+		text := custody.GateIndexText(body, key)
 		switch {
 		case pending.Valid && pending.String != text:
 			return id, "its text waiting for the indexes is not its own", nil

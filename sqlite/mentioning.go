@@ -15,11 +15,12 @@ import (
 // however many records other users write that mention a value, the
 // subject's own are all found.
 //
-// A text of three characters or more is looked up in records_tri, which
-// gives the records holding every trigram of it, and in index_pending
-// (which holds the gate text lowercased, as records_tri folds it: instr on
-// it is the substring test). Each record records_tri gives is kept if its
-// own gate text holds text, lowercased: the index keeps no positions, so
+// Both indexes hold a record's custody.GateIndexText: its gate text and
+// the markers of its short numbers. A text of three characters or more is
+// looked up in records_tri, which gives the records holding every trigram
+// of it, and in index_pending (which holds the text lowercased, as
+// records_tri folds it: instr on it is the substring test). Each record
+// records_tri gives is kept if its own index text holds text, lowercased: the index keeps no positions, so
 // "abcde" finds "abcdbcde" there (abc, bcd and cde are all in it), and the
 // test leaves it out. A shorter text, which a trigram index cannot look
 // up, is looked for in the text of the subject's records, read through
@@ -44,7 +45,7 @@ func (t *txn) Mentioning(ctx context.Context, s custody.Scope, text string) ([]*
 		return nil, err
 	}
 	return slices.DeleteFunc(recs, func(r *custody.Record) bool {
-		return !strings.Contains(custody.GateText(r.Body, r.Key), lower)
+		return !strings.Contains(custody.GateIndexText(r.Body, r.Key), lower)
 	}), nil
 }
 

@@ -48,10 +48,11 @@ import (
 // Version 19 adds search_generation (schema.sql creates it at 0 in an
 // older database); an older custody, which would change the search index
 // without counting, refuses a version 19 one.
-// Version 20 keeps records_tri without positions (detail=none): the table
-// is dropped and every live record that is not waiting in index_pending is
-// indexed again (reindexTri); an older custody, whose gate would ask it
-// for phrases, refuses a version 20 one.
+// Version 20 keeps records_tri without positions (detail=none) and indexes
+// each record's custody.GateIndexText there and in index_pending (the
+// gate text, then the markers of its short numbers): the table is dropped
+// and every live record is indexed again (reindexTri); an older custody,
+// whose gate would ask it for phrases, refuses a version 20 one.
 const schemaVersion = 20
 
 // migrate brings the database at w to schemaVersion in one transaction.

@@ -121,7 +121,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
   body, key, content='', contentless_delete=1,
   tokenize="unicode61 remove_diacritics 0 tokenchars '-_.@+'"
 );
--- Gate: normalised body and key, trigram-indexed for substring lookups.
+-- Gate: normalised body and key (custody.GateIndexText: with markers of
+-- the short numbers they hold), trigram-indexed for substring lookups.
 -- It keeps which records hold each trigram, not where (detail=none, schema
 -- 20: 61% smaller than with positions, and cheaper to merge): a lookup
 -- asks for the records holding every trigram of the text, and the gate

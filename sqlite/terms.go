@@ -20,8 +20,8 @@ import (
 const termsFunc = "custody_terms"
 
 // gateTextFunc is the SQL function that gives the gate's trigram index a
-// record's normalised text (custody.GateText of its body and key), for
-// the migration that fills records_tri anew (schema 20).
+// record's text (custody.GateIndexText of its body and key), for the
+// migration that fills records_tri anew (schema 20).
 const gateTextFunc = "custody_gate_text"
 
 func init() {
@@ -38,7 +38,7 @@ func init() {
 				return nil, fmt.Errorf("%s: want text, got %T", gateTextFunc, v)
 			}
 		}
-		return custody.GateText(text[0], text[1]), nil
+		return custody.GateIndexText(text[0], text[1]), nil
 	})
 	msqlite.MustRegisterDeterministicScalarFunction(termsFunc, 1, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		switch v := args[0].(type) {
@@ -95,8 +95,12 @@ func reindexFTS(ctx context.Context, tx *sql.Tx) error {
 
 // reindexTri fills a new gate trigram index with the text of every live
 // record that is not waiting in index_pending (which the writer moves in
-// later), as the writer would have, and returns how many it indexed.
+// later), as the writer would have, gives the waiting ones the same text,
+// and returns how many it indexed.
 func reindexTri(ctx context.Context, tx *sql.Tx) (int64, error) {
+	if _, err := tx.ExecContext(ctx, `UPDATE index_pending SET norm = (SELECT `+gateTextFunc+`(r.body, r.key) FROM records r WHERE r.rid = index_pending.rid)`); err != nil {
+		return 0, err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO records_tri (rowid, norm)
  SELECT r.rid, `+gateTextFunc+`(r.body, r.key) FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)

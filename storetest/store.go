@@ -16,6 +16,8 @@ import (
 // it stands whole: "klmno" is not in "klmn lmno", which holds each of its
 // trigrams. The same holds once a search has moved the records into the
 // store's search indexes (the SQLite store keeps them pending until then).
+// The index text also marks each number of one or two digits before the
+// point ("_10_"), which a gate lookup of an amount asks for.
 func testMentioning(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
 	corp := e.user("acme-corp", "alice")
@@ -28,15 +30,17 @@ func testMentioning(t *testing.T, e *env) {
 	bob := e.user("acme", "bob", "fin")
 	bobs := e.fact(bob, "bank", "bob pays DE89 3704 0044 too").ID
 	scattered := e.fact(alice, "notes", "klmn lmno").ID
+	fee := e.fact(alice, "bank", "a fee of 10 EUR, then 9,5 more").ID
+	e.fact(alice, "bank", "in 2010 we paid 100 and 310") // holds 10 in other numbers only
 	for _, indexed := range []bool{false, true} {
 		if indexed {
 			e.searchIDs(alice, custody.SearchInput{Query: "rent"})
 		}
-		checkMentioning(t, e, indexed, rent, keyed, quarantined, percent, foreign, bobs, scattered)
+		checkMentioning(t, e, indexed, rent, keyed, quarantined, percent, foreign, bobs, scattered, fee)
 	}
 }
 
-func checkMentioning(t *testing.T, e *env, indexed bool, rent, keyed, quarantined, percent, foreign, bobs, scattered string) {
+func checkMentioning(t *testing.T, e *env, indexed bool, rent, keyed, quarantined, percent, foreign, bobs, scattered, fee string) {
 	t.Helper()
 	e.view(func(tx custody.Tx) error {
 		find := func(text string) []string {
@@ -65,6 +69,9 @@ func checkMentioning(t *testing.T, e *env, indexed bool, rent, keyed, quarantine
 			{"q", nil},
 			{"rentgoestode8937040044every", []string{rent}}, // more trigrams than a lookup asks for
 			{"rentgoestode8937040044evera", nil},
+			{"_10_", []string{fee}}, // the marker of a short number (custody.GateIndexText)
+			{"_9.5_", []string{fee}},
+			{"_95_", nil},
 			{"klmno", nil}, // each trigram is in scattered, the text is not
 			{"nlmn", []string{scattered}},
 			{"KLMNLMNO", []string{scattered}},

@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/postgres"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// A database from before migration 013, whose gate text marks no number,
+// is migrated at open: every live record's norm gains the markers of its
+// short numbers, so the gate's lookup of an amount of 10 finds the record
+// that holds it, and not the one that holds 2010.
+func TestMigrateGateNumbers(t *testing.T) {
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := func(st custody.Store) *custody.Service {
+		svc, err := custody.New(st, key, custody.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	st := openDSN(t, dsn)
+	svc := service(st)
+	alice := userOf(t, svc)
+	fact := func(body string) string {
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
+		if err != nil || d.State != custody.StateAdmitted {
+			t.Fatalf("remember %q = %+v, %v", body, d, err)
+		}
+		return d.ID
+	}
+	fee := fact("a fee of 10 EUR")
+	fact("in 2010 we paid 310")
+	mustExec(t, st, `UPDATE records SET norm = split_part(norm, ' _', 1)`)
+	mustExec(t, st, `DELETE FROM schema_migrations WHERE version >= 13`)
+	mentioning := func(st *postgres.Store, text string) []string {
+		t.Helper()
+		var ids []string
+		err := st.View(ctx, func(tx custody.Tx) error {
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: alice.Tenant(), Subject: alice.Subject.Name}, text)
+			for _, r := range recs {
+				ids = append(ids, r.ID)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if got := mentioning(st, "_10_"); len(got) != 0 {
+		t.Fatalf("before the migration the rewound norms mark 10 in %v, want none (the rewind did not take)", got)
+	}
+
+	st = openDSN(t, dsn) // migrates
+	if got := mentioning(st, "_10_"); len(got) != 1 || got[0] != fee {
+		t.Fatalf("after the migration mentioning _10_ = %v, want [%s]", got, fee)
+	}
+	var norm string
+	if err := st.Pool().QueryRow(ctx, `SELECT norm FROM records WHERE id = $1`, fee).Scan(&norm); err != nil || !strings.HasSuffix(norm, " _10_") {
+		t.Fatalf("norm after the migration = %q, %v; want it to end in the marker _10_", norm, err)
+	}
+	if _, err := service(st).Verify(ctx, custody.VerifyOptions{}); err != nil {
+		t.Fatalf("verify after the migration: %v", err)
+	}
+}
