@@ -1,13 +1,11 @@
 package postgres_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // A database from before migration 013, whose gate text marks no number,
@@ -17,27 +15,11 @@ import (
 func TestMigrateGateNumbers(t *testing.T) {
 	ctx := t.Context()
 	dsn := newDatabase(t)
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	service := func(st custody.Store) *custody.Service {
-		svc, err := custody.New(st, key, custody.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	}
+	service := keyedServices(t)
 	st := openDSN(t, dsn)
 	svc := service(st)
 	alice := userOf(t, svc)
-	fact := func(body string) string {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %q = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
+	fact := facter(t, svc, alice)
 	fee := fact("a fee of 10 EUR")
 	fact("in 2010 we paid 310")
 	mustExec(t, st, `UPDATE records SET norm = split_part(norm, ' _', 1)`)

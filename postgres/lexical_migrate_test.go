@@ -1,12 +1,10 @@
 package postgres_test
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // A database from before migration 008, whose search vectors hold the raw
@@ -17,27 +15,11 @@ import (
 func TestMigrateSearchVectors(t *testing.T) {
 	ctx := t.Context()
 	dsn := newDatabase(t)
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	service := func(st custody.Store) *custody.Service {
-		svc, err := custody.New(st, key, custody.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	}
+	service := keyedServices(t)
 	st := openDSN(t, dsn)
 	svc := service(st)
 	alice := userOf(t, svc)
-	fact := func(body string) string {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %q = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
+	fact := facter(t, svc, alice)
 	reply := fact("keep each reply short")
 	a7777 := fact("savings ACCT-7777")
 	a7778 := fact("checking ACCT-7778")
@@ -51,7 +33,7 @@ func TestMigrateSearchVectors(t *testing.T) {
 
 	st = openDSN(t, dsn) // migrates
 	svc = service(st)
-	alice, err = svc.Act(ctx, alice.Principal, "")
+	alice, err := svc.Act(ctx, alice.Principal, "")
 	if err != nil {
 		t.Fatal(err)
 	}

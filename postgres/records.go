@@ -194,38 +194,18 @@ const maxQueryTerms = 32
 
 func init() { migrationSteps["gate_numbers"] = renormRecords }
 
-// renormRecords writes the norm of every live record of a database older
-// than migration 013 anew (normText), a page at a time.
+// renormRecords writes the norm of every record of a database older
+// than migration 013 anew (normText; an erased record's stays empty).
 func renormRecords(ctx context.Context, tx pgx.Tx) error {
-	for after := ""; ; {
-		rows, err := tx.Query(ctx, `SELECT id, body, key FROM records WHERE id > $1 AND NOT erased ORDER BY id LIMIT $2`, after, scanPage)
-		if err != nil {
-			return err
+	return rewritePages(ctx, tx, func(ids []string, recs []*custody.Record) error {
+		norms := make([]string, len(recs))
+		for i, r := range recs {
+			norms[i] = normText(r)
 		}
-		var ids, norms []string
-		for rows.Next() {
-			var r custody.Record
-			if err := rows.Scan(&r.ID, &r.Body, &r.Key); err != nil {
-				rows.Close()
-				return err
-			}
-			ids, norms = append(ids, r.ID), append(norms, normText(&r))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE records r SET norm = x.norm
- FROM unnest($1::text[], $2::text[]) AS x(id, norm) WHERE r.id = x.id AND r.norm IS DISTINCT FROM x.norm`, ids, norms); err != nil {
-				return err
-			}
-		}
-		if len(ids) < scanPage {
-			return nil
-		}
-		after = ids[len(ids)-1]
-	}
+		_, err := tx.Exec(ctx, `UPDATE records r SET norm = x.norm
+ FROM unnest($1::text[], $2::text[]) AS x(id, norm) WHERE r.id = x.id AND r.norm IS DISTINCT FROM x.norm`, ids, norms)
+		return err
+	})
 }
 
 // normText is a record's normalised text for the gate's substring lookups

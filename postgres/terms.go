@@ -78,27 +78,42 @@ func init() { migrationSteps["lexical_metadata"] = researchVectors }
 // researchVectors rebuilds the search vector of every record of a database
 // migrated to 008, a page at a time.
 func researchVectors(ctx context.Context, tx pgx.Tx) error {
+	return rewritePages(ctx, tx, func(ids []string, recs []*custody.Record) error {
+		docs := make([]string, len(recs))
+		for i, r := range recs {
+			docs[i] = documentText(r)
+		}
+		_, err := tx.Exec(ctx, `UPDATE records r SET search = x.doc::tsvector
+ FROM unnest($1::text[], $2::text[]) AS x(id, doc) WHERE r.id = x.id`, ids, docs)
+		return err
+	})
+}
+
+// rewritePages calls rewrite with every record (its id, body, key and
+// erasure), scanPage at a time in id order, for a migration that writes a
+// column computed in Go.
+func rewritePages(ctx context.Context, tx pgx.Tx, rewrite func(ids []string, recs []*custody.Record) error) error {
 	for after := ""; ; {
 		rows, err := tx.Query(ctx, `SELECT id, body, key, erased FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
 		if err != nil {
 			return err
 		}
-		var ids, docs []string
+		var ids []string
+		var recs []*custody.Record
 		for rows.Next() {
-			var r custody.Record
+			r := &custody.Record{}
 			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Erased); err != nil {
 				rows.Close()
 				return err
 			}
-			ids, docs = append(ids, r.ID), append(docs, documentText(&r))
+			ids, recs = append(ids, r.ID), append(recs, r)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
 		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE records r SET search = x.doc::tsvector
- FROM unnest($1::text[], $2::text[]) AS x(id, doc) WHERE r.id = x.id`, ids, docs); err != nil {
+			if err := rewrite(ids, recs); err != nil {
 				return err
 			}
 		}

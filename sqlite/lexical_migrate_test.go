@@ -22,13 +22,7 @@ func TestMigrateSearchIndexToSchema14(t *testing.T) {
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
 	p := alice.Principal
-	fact := func(body string) string {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %q = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
+	fact := facter(t, svc, alice)
 	reply := fact("keep each reply short")
 	a7777 := fact("savings ACCT-7777")
 	a7778 := fact("checking ACCT-7778")

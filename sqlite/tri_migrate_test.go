@@ -20,13 +20,7 @@ func TestMigrateGateIndexToSchema20(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
-	fact := func(body string) string {
-		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %q = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
+	fact := facter(t, svc, alice)
 	payee := fact("pay ACCT-7777 on Fridays")
 	scattered := fact("klmn lmno")
 	gone := fact("old ACCT-7777 note")
