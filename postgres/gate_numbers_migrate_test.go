@@ -6,6 +6,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 013, whose gate text marks no number,
@@ -19,7 +20,7 @@ func TestMigrateGateNumbers(t *testing.T) {
 	st := openDSN(t, dsn)
 	svc := service(st)
 	alice := userOf(t, svc)
-	fact := facter(t, svc, alice)
+	fact := storetest.Facter(t, svc, alice)
 	fee := fact("a fee of 10 EUR")
 	fact("in 2010 we paid 310")
 	mustExec(t, st, `UPDATE records SET norm = split_part(norm, ' _', 1)`)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 008, whose search vectors hold the raw
@@ -19,7 +20,7 @@ func TestMigrateSearchVectors(t *testing.T) {
 	st := openDSN(t, dsn)
 	svc := service(st)
 	alice := userOf(t, svc)
-	fact := facter(t, svc, alice)
+	fact := storetest.Facter(t, svc, alice)
 	reply := fact("keep each reply short")
 	a7777 := fact("savings ACCT-7777")
 	a7778 := fact("checking ACCT-7778")

@@ -8,6 +8,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // A schema 11 database, whose search index holds the raw words of each
@@ -22,7 +23,7 @@ func TestMigrateSearchIndexToSchema14(t *testing.T) {
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
 	p := alice.Principal
-	fact := facter(t, svc, alice)
+	fact := storetest.Facter(t, svc, alice)
 	reply := fact("keep each reply short")
 	a7777 := fact("savings ACCT-7777")
 	a7778 := fact("checking ACCT-7778")

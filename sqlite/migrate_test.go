@@ -91,19 +91,6 @@ func rewind(t *testing.T, path string, stmts ...string) {
 	}
 }
 
-// facter returns a function that has c remember body as an admitted fact
-// through svc and returns its id.
-func facter(t *testing.T, svc *custody.Service, c *custody.Caller) func(body string) string {
-	return func(body string) string {
-		t.Helper()
-		d, err := svc.Remember(t.Context(), c, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: body, Channel: "user"})
-		if err != nil || d.State != custody.StateAdmitted {
-			t.Fatalf("remember %q = %+v, %v", body, d, err)
-		}
-		return d.ID
-	}
-}
-
 // reopen opens the database at path, of schema from, which migrates it.
 func reopen(t *testing.T, path string, from int) *sqlite.Store {
 	t.Helper()

@@ -40,10 +40,11 @@ var inlineBuildRows int64 = 20000
 var rebuildEvery = 30 * time.Second
 
 // rankCopy ranks terms with the copy over the rows f keeps, if it holds
-// generation gen, into sc's hits; ok is false if the search must rank with FTS5 instead. A
-// copy never built is built first on a small store (inlineBuildRows),
-// and on its own goroutine on a larger one; a copy built before is built
-// again on its own goroutine, at most every rebuildEvery.
+// generation gen, into sc's hits; ok is false if the search must rank
+// with FTS5 instead. A copy never built is built first on a small store
+// (inlineBuildRows), and on its own goroutine on a larger one; a copy
+// built before is built again on its own goroutine, at most every
+// rebuildEvery.
 func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
 	hits, ok, build := s.rankHeld(terms, f, gen, sc)
 	if build {

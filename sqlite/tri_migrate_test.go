@@ -8,6 +8,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/sqlite"
+	"github.com/custody-mem/custody/storetest"
 )
 
 // A schema 19 database, whose gate trigram index keeps positions, is
@@ -20,7 +21,7 @@ func TestMigrateGateIndexToSchema20(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.db")
 	st, key, svc, alice := serviceAt(t, dir)
-	fact := facter(t, svc, alice)
+	fact := storetest.Facter(t, svc, alice)
 	payee := fact("pay ACCT-7777 on Fridays")
 	scattered := fact("klmn lmno")
 	gone := fact("old ACCT-7777 note")

@@ -11,10 +11,11 @@
 // store: the record's owner, for a record only its owner may read, or its
 // tenant, for one shared), and a ranking may keep only the rows of the
 // partitions it names: a caller then pays for the matches it may see,
-// not for every user's. A row also has a namespace, a class and a
-// creation time (its Place), and a ranking may keep only the rows of a
-// namespace, of those under a prefix, of a class, or of a span of time
-// (a Filter): a search of a namespace of a few records then looks at
+// not for every user's. A row also has a namespace, a class, a creation
+// time, the head of its key and its metadata pairs (its Place), and a
+// ranking may keep only the rows of a namespace, of those under a
+// prefix, of a class, of a span of time, of a key prefix or with given
+// metadata (a Filter): a search narrowed to a few records then looks at
 // their matches alone. The statistics of the scores stay those of the
 // whole index, as FTS5's are.
 //
