@@ -96,7 +96,7 @@ func (s *Service) Gate(ctx context.Context, c *Caller, in GateInput) (*GateDecis
 			}
 			if used {
 				d.Decision = GateAllow
-				d.Reasons = append(d.Reasons, "the owner confirmed this exact action; the confirmation is now used")
+				d.Reasons = append(d.Reasons, ReasonConfirmationUsed) // verify counts it (grant_log.go)
 			} else {
 				d.ConfirmDigest = digest
 			}
@@ -136,7 +136,7 @@ func (s *Service) ConfirmAction(ctx context.Context, c *Caller, action string, a
 		if err := tx.InsertGrant(ctx, g); err != nil {
 			return err
 		}
-		_, err := s.appendAs(ctx, tx, c.Principal, &tlog.Entry{Tenant: g.Tenant, Transition: "confirm_action",
+		_, err := s.appendAs(ctx, tx, c.Principal, &tlog.Entry{Tenant: g.Tenant, Transition: TransitionConfirmAction,
 			Details: map[string]string{"subject": g.Subject, "action": action, "args_sha256": g.Digest}})
 		return err
 	})

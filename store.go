@@ -155,6 +155,8 @@ type Tx interface {
 	// UseGrant marks an unused grant matching g's tenant, subject and digest
 	// used, and reports whether there was one.
 	UseGrant(ctx context.Context, tenant, subject, digest string, at time.Time) (bool, error)
+	// ScanGrants calls fn for every grant of every tenant, as stored.
+	ScanGrants(ctx context.Context, fn func(*StoredGrant) error) error
 
 	// Tombstone registers a retired or rejected id; Tombstoned reports it.
 	Tombstone(ctx context.Context, tenant, id string, state State) error

@@ -26,6 +26,7 @@ type accessLog struct {
 	sessions   map[string]map[string]string     // details of session entries, by tenant\x00id
 	observed   map[string]map[string]string     // details of observation entries, by tenant\x00id
 	pauses     map[string]map[string]string     // details of the latest pause or resume entry, by tenant\x00id
+	grants     grantLog                         // owners' confirmations and their uses (grant_log.go)
 	// sessionsFrom is the time of the first session entry: sessions opened
 	// before it were opened before sessions were logged.
 	sessionsFrom time.Time
@@ -58,7 +59,8 @@ type loggedReceipt struct {
 func newAccessLog() *accessLog {
 	return &accessLog{principals: map[string]*loggedPrincipalEntry{}, policies: map[string]loggedPolicy{},
 		tombstones: map[string]State{}, receipts: map[string]loggedReceipt{},
-		sessions: map[string]map[string]string{}, observed: map[string]map[string]string{}, pauses: map[string]map[string]string{}}
+		sessions: map[string]map[string]string{}, observed: map[string]map[string]string{}, pauses: map[string]map[string]string{},
+		grants: grantLog{}}
 }
 
 // add takes note of entry e at index, which replay has checked.
@@ -75,6 +77,8 @@ func (a *accessLog) add(index uint64, e *tlog.Entry) {
 		a.observed[e.Tenant+"\x00"+e.Details["observation"]] = e.Details
 	case e.Transition == TransitionPause || e.Transition == TransitionResume:
 		a.pauses[e.Tenant+"\x00"+e.Details["pause"]] = e.Details
+	case e.Transition == TransitionConfirmAction || e.Transition == "gate":
+		a.grants.add(e)
 	case e.Transition == "policy":
 		a.policies[e.Tenant] = loggedPolicy{index: index, version: e.PolicyVersion}
 	case e.Transition == "suspend":
@@ -128,6 +132,9 @@ func (s *Service) compareAccess(ctx context.Context, tx Tx, a *accessLog, rep *V
 		return err
 	}
 	if err := comparePauses(ctx, tx, a.pauses); err != nil {
+		return err
+	}
+	if err := compareGrants(ctx, tx, a.grants); err != nil {
 		return err
 	}
 	return tx.ScanRecords(ctx, "", func(r *Record) error { return compareReceipt(r, a.receipts[r.Tenant+"\x00"+r.ID]) })

@@ -335,6 +335,13 @@ func (l *lockedTx) UseGrant(ctx context.Context, tenant, subject, digest string,
 	return l.t.UseGrant(ctx, tenant, subject, digest, at)
 }
 
+func (l *lockedTx) ScanGrants(ctx context.Context, fn func(*custody.StoredGrant) error) error {
+	if err := l.lock(ctx, ""); err != nil {
+		return err
+	}
+	return l.t.ScanGrants(ctx, fn)
+}
+
 func (l *lockedTx) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
 	if err := l.lock(ctx, tenant); err != nil {
 		return err

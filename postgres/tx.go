@@ -529,6 +529,32 @@ func (t *txn) UseGrant(ctx context.Context, tenant, subject, digest string, at t
 	return tag.RowsAffected() == 1, nil
 }
 
+// ScanGrants calls fn for every grant, by tenant and id.
+func (t *txn) ScanGrants(ctx context.Context, fn func(*custody.StoredGrant) error) error {
+	rows, err := t.tx.Query(ctx, `SELECT id, tenant, subject, digest, actor, created_at, used_at FROM grants ORDER BY tenant, id`)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g custody.StoredGrant
+		var created int64
+		var used *int64
+		if err := rows.Scan(&g.ID, &g.Tenant, &g.Subject, &g.Digest, &g.Actor, &created, &used); err != nil {
+			return classify(err)
+		}
+		g.CreatedAt = time.Unix(0, created).UTC()
+		if used != nil {
+			at := time.Unix(0, *used).UTC()
+			g.UsedAt = &at
+		}
+		if err := fn(&g); err != nil {
+			return err
+		}
+	}
+	return classify(rows.Err())
+}
+
 func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
 	return t.exec(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES ($1,$2,$3)
  ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))

@@ -474,6 +474,32 @@ func (t *txn) UseGrant(ctx context.Context, tenant, subject, digest string, at t
 	return n == 1, err
 }
 
+// ScanGrants calls fn for every grant, by tenant and id.
+func (t *txn) ScanGrants(ctx context.Context, fn func(*custody.StoredGrant) error) error {
+	rows, err := t.QueryContext(ctx, `SELECT id, tenant, subject, digest, actor, created_at, used_at FROM grants ORDER BY tenant, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g custody.StoredGrant
+		var created int64
+		var used sql.NullInt64
+		if err := rows.Scan(&g.ID, &g.Tenant, &g.Subject, &g.Digest, &g.Actor, &created, &used); err != nil {
+			return err
+		}
+		g.CreatedAt = time.Unix(0, created).UTC()
+		if used.Valid {
+			at := time.Unix(0, used.Int64).UTC()
+			g.UsedAt = &at
+		}
+		if err := fn(&g); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
 	return t.exec(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES (?,?,?)
  ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -200,6 +201,26 @@ func testGrants(t *testing.T, e *env) {
 		if got := use(tc.tenant, tc.subject, tc.digest); got != tc.want {
 			t.Errorf("use %s/%s %s = %v, want %v", tc.tenant, tc.subject, tc.digest, got, tc.want)
 		}
+	}
+	// ScanGrants gives every row as stored, the used mark with its time.
+	grant("01JDGR0000000000000000000C", "acme", "bob", "d3")
+	var got []string
+	err := e.store.View(e.ctx, func(tx custody.Tx) error {
+		return tx.ScanGrants(e.ctx, func(g *custody.StoredGrant) error {
+			used := "unused"
+			if g.UsedAt != nil {
+				used = "used " + g.UsedAt.Sub(Start).String()
+			}
+			got = append(got, fmt.Sprintf("%s %s/%s %s by %s at %s, %s", g.ID[len(g.ID)-1:], g.Tenant, g.Subject, g.Digest, g.Actor, g.CreatedAt.Sub(Start), used))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A acme/alice d1 by acme/alice at 0s, used 1s", "B acme/alice d1 by acme/alice at 0s, used 1s", "C acme/bob d3 by acme/bob at 0s, unused"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ScanGrants = %q, want %q", got, want)
 	}
 }
 
