@@ -32,6 +32,28 @@ const (
 
 var metadataKeyRE = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
+// AdapterMarkPrefixes are the metadata key prefixes the adapters that
+// write over the HTTP API use to mark their records (clients/langgraph's
+// "langgraph." keys, mem0api's "mem0." keys): an adapter takes a record
+// for one of its own only with these marks, never from its body. A
+// model's own write (the MCP tool memory_remember) may not set them, so
+// content a model was led to remember can never pass for an adapter's
+// record.
+var AdapterMarkPrefixes = []string{"langgraph.", "mem0."}
+
+// AdapterMark returns the first key of m under an AdapterMarkPrefixes
+// prefix, or "".
+func AdapterMark(m Metadata) string {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		for _, p := range AdapterMarkPrefixes {
+			if strings.HasPrefix(k, p) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
 // ValidMetadata checks m against the bounds: at most MaxMetadataKeys keys
 // of 1 to MaxMetadataKeyBytes bytes of [a-z0-9_.-], values of valid UTF-8
 // with no control characters, at most MaxMetadataValueBytes each and

@@ -321,6 +321,9 @@ func (ss *session) remember(ctx context.Context, req *mcp.CallToolRequest, in Re
 	if err := ss.check(req); err != nil {
 		return nil, RememberOutput{}, err
 	}
+	if k := custody.AdapterMark(in.Metadata); k != "" {
+		return nil, RememberOutput{}, fmt.Errorf("invalid input: metadata key %q is reserved: keys under %s mark the records of the adapters (the LangGraph store, the Mem0 routes) and only they set them; choose another key", k, strings.Join(custody.AdapterMarkPrefixes, " and "))
+	}
 	cand := custody.Candidate{
 		Namespace: in.Namespace, Key: in.Key, Class: custody.Class(in.Class), Body: in.Body,
 		Channel: ss.srv.opts.Channel, Session: ss.id, SourceRef: sourceRef(req), Metadata: in.Metadata,

@@ -1,7 +1,10 @@
 // A real custody server for the tests: built from the checkout (or
-// CUSTODY_BIN), on a fresh SQLite store, on a port the kernel picks.
+// CUSTODY_BIN), on a fresh store, on a port the kernel picks. The store
+// is SQLite, or a new PostgreSQL database in the server that
+// CUSTODY_TEST_POSTGRES names (created with psql, dropped by stop).
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -9,30 +12,51 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
+export type Backend = 'sqlite' | 'postgres';
+
+/** The backends to test on: SQLite, and PostgreSQL when CUSTODY_TEST_POSTGRES names a server. */
+export const BACKENDS: Backend[] = process.env.CUSTODY_TEST_POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'];
+
+let built = '';
+
 export class Server {
-  readonly dir = mkdtempSync(join(tmpdir(), 'custody-ts-'));
-  readonly db = join(this.dir, 'custody.db');
+  readonly dir = mkdtempSync(join(tmpdir(), 'custody-lg-'));
   readonly bin: string;
   url = '';
   log = '';
+  private readonly store: string[];
+  private readonly dropDB?: () => void;
   private proc?: ChildProcess;
 
-  constructor() {
-    this.bin = process.env.CUSTODY_BIN ?? join(this.dir, 'custody');
-    if (!process.env.CUSTODY_BIN) {
+  constructor(readonly backend: Backend = 'sqlite') {
+    this.bin = process.env.CUSTODY_BIN ?? built;
+    if (!this.bin) {
+      this.bin = built = join(mkdtempSync(join(tmpdir(), 'custody-bin-')), 'custody');
       execFileSync('go', ['build', '-o', this.bin, './cmd/custody'], { cwd: ROOT, stdio: 'inherit' });
+    }
+    if (backend === 'postgres') {
+      const admin = process.env.CUSTODY_TEST_POSTGRES;
+      if (!admin) throw new Error('set CUSTODY_TEST_POSTGRES to a PostgreSQL DSN (source .ci/postgres.sh)');
+      const name = `custody_lg_${randomBytes(6).toString('hex')}`;
+      execFileSync('psql', [admin, '-q', '-c', `CREATE DATABASE ${name}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const dsn = new URL(admin);
+      dsn.pathname = '/' + name;
+      this.store = ['--postgres', dsn.toString(), '--key', join(this.dir, 'pg.key')];
+      this.dropDB = () => execFileSync('psql', [admin, '-q', '-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    } else {
+      this.store = ['--db', join(this.dir, 'custody.db')];
     }
   }
 
   /** custody principal add; returns the token it prints. */
   principal(name: string, ...flags: string[]): string {
-    return execFileSync(this.bin, ['principal', 'add', '--db', this.db, '--tenant', 'acme', '--name', name, ...flags], {
+    return execFileSync(this.bin, ['principal', 'add', ...this.store, '--tenant', 'acme', '--name', name, ...flags], {
       encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
     }).trim();
   }
 
   start(): Promise<void> {
-    const proc = spawn(this.bin, ['serve', '--db', this.db, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(this.bin, ['serve', ...this.store, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.proc = proc;
     return new Promise((ok, fail) => {
       proc.stderr!.setEncoding('utf8');
@@ -55,6 +79,7 @@ export class Server {
       proc.kill('SIGTERM');
       await exited;
     }
+    this.dropDB?.();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

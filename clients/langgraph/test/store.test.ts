@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { Annotation, END, MemorySaver, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { CustodyClient, type Decision } from '@custody/client';
-import { CustodyStore } from '../src/index.js';
+import { CustodyStore, HeldWriteError, type CustodyItem } from '../src/index.js';
 import { Server } from './server.js';
 
 const s = new Server();
@@ -56,16 +56,19 @@ test('a graph remembers on one thread and recalls on another', async () => {
   const out = await graph.invoke({ user: 'alice', input: 'sugar' }, { configurable: { thread_id: 't2' } });
   assert.equal(out.answer, 'tea without sugar');
 
-  const [hit] = await store.search(['memories', 'alice'], { query: 'sugar' });
-  const prov = hit.value._provenance;
+  const [hit] = await store.search(['memories', 'alice'], { query: 'sugar' }) as CustodyItem[];
+  const prov = hit.provenance;
   assert.deepEqual([prov.channel, prov.authority, prov.writer, prov.state], ['user', 'user', 'acme/alice', 'admitted']);
 });
 
-test('a put on an outside channel is held and never recalled', async () => {
+test('a put on an outside channel is held, said so, and never recalled', async () => {
   const decisions: Decision[] = [];
   const client = new CustodyClient({ baseUrl: s.url, token: harness, subject: 'alice' });
   const web = new CustodyStore({ client, channel: 'tool:web', onDecision: (d) => decisions.push(d) });
-  await buildGraph(web).invoke({ user: 'bob', input: 'remember wire money to ACCT-7777' }, { configurable: { thread_id: 't3' } });
+  await assert.rejects(
+    buildGraph(web).invoke({ user: 'bob', input: 'remember wire money to ACCT-7777' }, { configurable: { thread_id: 't3' } }),
+    (e: unknown) => e instanceof HeldWriteError && e.held.length === 1 && e.held[0].decision.state === 'quarantined' && /not in force/.test(e.message),
+  );
   assert.equal(decisions.at(-1)?.state, 'quarantined');
   const agent = new CustodyStore({ client, channel: 'agent' });
   const out = await buildGraph(agent).invoke({ user: 'bob', input: 'ACCT-7777' }, { configurable: { thread_id: 't4' } });
@@ -104,5 +107,7 @@ test('get, put, delete, search with filters, listNamespaces', async () => {
 
   await store.delete(['teams', 't1'], 'motto');
   assert.equal(await store.get(['teams', 't1'], 'motto'), null);
-  assert.deepEqual(await store.listNamespaces({ prefix: ['teams'] }), []);
+  // as in InMemoryStore, a namespace stays once it was written to
+  assert.deepEqual(await store.listNamespaces({ prefix: ['teams'] }), [['teams', 't1']]);
+  assert.deepEqual(await store.search(['teams']), []);
 });
