@@ -34,6 +34,7 @@ type Policy struct {
 	risks          map[cedar.PolicyID]Risk
 	traces         map[cedar.PolicyID][]TraceSpec // @trace of gate rules (trace.go)
 	literals       map[cedar.PolicyID][]string    // string literals of gate rules, for ActionLabel
+	approvers      map[cedar.PolicyID][]string    // @approver roles of admission forbids (review_roles.go)
 	memo           *admitMemo                     // decisions made (admit_memo.go)
 }
 
@@ -60,6 +61,7 @@ func ParsePolicy(text []byte) (*Policy, error) {
 		risks:          map[cedar.PolicyID]Risk{},
 		traces:         map[cedar.PolicyID][]TraceSpec{},
 		literals:       map[cedar.PolicyID][]string{},
+		approvers:      map[cedar.PolicyID][]string{},
 		memo:           &admitMemo{},
 	}
 	for id, pol := range set.All() {
@@ -94,6 +96,16 @@ func ParsePolicy(text []byte) (*Policy, error) {
 				return nil, invalid("policy", "policy %s: @trace belongs on gate permits", p.names[id])
 			}
 			p.traces[id] = specs
+		}
+		if a, ok := ann["approver"]; ok {
+			roles, err := parseApprover(string(a))
+			if err != nil {
+				return nil, invalid("policy", "policy %s: %v", p.names[id], err)
+			}
+			if pol.Effect() != cedar.Forbid {
+				return nil, invalid("policy", "policy %s: @approver belongs on admission forbid policies", p.names[id])
+			}
+			p.approvers[id] = roles
 		}
 		if _, ok := ann["risk"]; ok || p.traces[id] != nil {
 			p.literals[id] = gateLiterals(pol)

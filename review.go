@@ -15,6 +15,34 @@ type ReviewItem struct {
 	// ExpiresReviewAt is when the sweep rejects the candidate unreviewed
 	// (its creation plus Options.ReviewTTL).
 	ExpiresReviewAt time.Time `json:"expires_review_at"`
+	// ApprovalNeeds is set when approving it needs a role beyond the
+	// reviewer's (review_roles.go): a procedure needs policy_owner or admin.
+	ApprovalNeeds *ApprovalNeed `json:"approval_needs,omitempty" doc:"set when approving it needs a role beyond reviewer (a procedure: policy_owner or admin)"`
+	// Dependents are the records derived from it, at any depth, with
+	// their states (at most MaxDependents): what its decision reaches.
+	Dependents []Dependent `json:"dependents,omitempty" doc:"records derived from it, at any depth, with their states"`
+}
+
+// Dependent is a record derived from another, with its state.
+type Dependent struct {
+	ID    string `json:"id"`
+	State State  `json:"state"`
+}
+
+// MaxDependents bounds the dependents listed with a review item.
+const MaxDependents = 100
+
+// dependents lists the records derived from r, at most MaxDependents.
+func dependents(ctx context.Context, tx Tx, r *Record) ([]Dependent, error) {
+	ds, err := tx.Descendants(ctx, r.Tenant, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Dependent
+	for _, d := range ds[:min(len(ds), MaxDependents)] {
+		out = append(out, Dependent{ID: d.ID, State: d.State})
+	}
+	return out, nil
 }
 
 // Proposed is what approving a keyed candidate would change.
@@ -25,10 +53,11 @@ type Proposed struct {
 
 // ReviewQueue lists quarantined candidates of the caller's tenant, oldest
 // first, with source, channel, writer, audience and (for keyed records) the
-// value they would replace. Reviewers and admins only.
+// value they would replace. Reviewers, admins and policy owners (who
+// approve what admission reserves for them: procedures) only.
 func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, limit int) ([]ReviewItem, string, error) {
-	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
-		return nil, "", forbidden("the review queue needs the reviewer or admin role")
+	if !c.Principal.HasAny(RoleReviewer, RoleAdmin, RolePolicyOwner) {
+		return nil, "", forbidden("the review queue needs the reviewer, policy_owner or admin role")
 	}
 	limit, err := clampLimit(limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
@@ -49,8 +78,15 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 			recs = recs[:limit]
 			next = EncodeCursor(recs[limit-1].ID)
 		}
+		pol, polErr := s.policyFor(ctx, tx, c.Tenant())
 		for _, r := range recs {
 			it := ReviewItem{Record: r, ExpiresReviewAt: r.CreatedAt.Add(s.opts.ReviewTTL)}
+			if it.ApprovalNeeds, err = s.approvalNeedUnder(ctx, tx, pol, polErr, r); err != nil {
+				return err
+			}
+			if it.Dependents, err = dependents(ctx, tx, r); err != nil {
+				return err
+			}
 			if r.Key != "" {
 				it.Proposed = &Proposed{New: r.Body}
 				cur, err := tx.Current(ctx, r.Tenant, r.Owner, r.Namespace, r.Key)
@@ -83,10 +119,21 @@ func (s *Service) ApproveBecause(ctx context.Context, c *Caller, id, reason stri
 	if reason = strings.TrimSpace(reason); reason != "" {
 		because = ": " + reason
 	}
-	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
+	if !c.Principal.HasAny(RoleReviewer, RoleAdmin, RolePolicyOwner) {
 		return nil, forbidden("approving needs the reviewer or admin role")
 	}
 	return s.decideByHand(ctx, c, id, []State{StateQuarantined}, func(tx Tx, r *Record) (State, *Receipt, error) {
+		pol, polErr := s.policyFor(ctx, tx, r.Tenant)
+		need, err := s.approvalNeedUnder(ctx, tx, pol, polErr, r)
+		if err != nil {
+			return "", nil, err
+		}
+		if !need.allows(c.Principal) {
+			return "", nil, need.refusal(c.Principal, r)
+		}
+		if need == nil && !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
+			return "", nil, forbidden("approving needs the reviewer or admin role; a policy_owner approves only what admission reserves for its role (a procedure)")
+		}
 		for _, e := range r.Parents {
 			p, err := tx.Record(ctx, r.Tenant, e.ID)
 			if err != nil {
@@ -148,13 +195,23 @@ func (s *Service) Reject(ctx context.Context, c *Caller, id, reason string) (*Re
 // replaces the value in force. Only the owner's own user credential can
 // confirm; an agent acting for the owner cannot.
 func (s *Service) Confirm(ctx context.Context, c *Caller, id string) (*Record, error) {
+	return s.ConfirmBecause(ctx, c, id, "")
+}
+
+// ConfirmBecause is Confirm with the owner's reason, kept in the receipt
+// (and so in the log) after the words that name her.
+func (s *Service) ConfirmBecause(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	because := ""
+	if reason = strings.TrimSpace(reason); reason != "" {
+		because = ": " + reason
+	}
 	return s.decideByHand(ctx, c, id, []State{StatePendingConfirmation}, func(tx Tx, r *Record) (State, *Receipt, error) {
 		if !c.Principal.Has(RoleUser) || r.Owner != c.Principal.Name {
 			return "", nil, notFound("record")
 		}
 		r.Authority = AuthorityConfirmed
 		return StateAdmitted, &Receipt{Decision: StateAdmitted, PolicyVersion: r.PolicyVersion, Rules: []string{"owner-confirm"},
-			Reason: "confirmed by its owner " + c.Principal.ID()}, nil
+			Reason: "confirmed by its owner " + c.Principal.ID() + because}, nil
 	}, "confirm")
 }
 
@@ -167,7 +224,9 @@ func (s *Service) decideByHand(ctx context.Context, c *Caller, id string, states
 		if err != nil {
 			return notFound("record")
 		}
-		if !s.mayInspect(c, r) {
+		// A policy owner approves what is reserved for its role
+		// (review_roles.go); Approve checks the rest.
+		if !s.mayInspect(c, r) && !(name == "approve" && c.Principal.Has(RolePolicyOwner)) {
 			return notFound("record")
 		}
 		ok := false

@@ -77,6 +77,9 @@ type probe struct {
 	kind string // plain, quarantined, pending, session, or "" (no target)
 	path string // the path; {id} is replaced by the target
 	body func(c who, id string) any
+	// subjectless routes answer about the token itself: an agent may
+	// name no subject (any subject it names is still checked).
+	subjectless bool
 }
 
 func probes() map[string]probe {
@@ -131,6 +134,11 @@ func probes() map[string]probe {
 		"DELETE /v1/memories/{id}":          {kind: "plain", path: "/v1/memories/{id}?erase=true", body: noBody},
 		"POST /v1/subjects/{name}/erase":    {path: "/v1/subjects/nobody/erase", body: noBody},
 		"DELETE /v1/pauses/{id}":            {path: "/v1/pauses/" + absentID, body: noBody},
+		"GET /v1/review/{id}/versions":      {kind: "quarantined", path: "/v1/review/{id}/versions", body: noBody},
+		"GET /v1/decisions":                 {path: "/v1/decisions", body: noBody},
+		"GET /v1/confirmations":             {path: "/v1/confirmations", body: noBody},
+		"GET /v1/held":                      {path: "/v1/held", body: noBody},
+		"GET /v1/me":                        {path: "/v1/me", body: noBody, subjectless: true},
 	}
 }
 
@@ -249,7 +257,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			none := ""
 			r := w.call(pat, p, w.harness, w.acme[p.kind], &none)
-			want(t, r, http.StatusBadRequest, "invalid_input")
+			if p.subjectless {
+				want(t, r, http.StatusOK, "")
+			} else {
+				want(t, r, http.StatusBadRequest, "invalid_input")
+			}
 			record(w.harness, r)
 			// A user naming someone else is refused too.
 			bob := "bob"

@@ -194,12 +194,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
-	var req SubjectRequest
+	var req ConfirmRequest
 	c, id, err := s.bodyCaller(w, r, &req, &req.Subject)
 	if err != nil {
 		return err
 	}
-	rec, err := s.svc.Confirm(r.Context(), c, id)
+	rec, err := s.svc.ConfirmBecause(r.Context(), c, id, req.Reason)
 	if err != nil {
 		return err
 	}

@@ -104,3 +104,77 @@ func nonNil(ids []string) []string {
 	}
 	return ids
 }
+
+// DecisionsResponse is a page of the caller's own decisions, newest first.
+type DecisionsResponse struct {
+	Items      []custody.DecisionEntry `json:"items"`
+	NextBefore uint64                  `json:"next_before" doc:"pass as before= for the older ones; 0 when the log's beginning was reached"`
+}
+
+// VersionsResponse is the versions of a key, oldest first, the one in
+// force marked.
+type VersionsResponse struct {
+	Items []custody.KeyVersion `json:"items"`
+}
+
+func (s *Server) reviewRoutes() []route {
+	return []route{
+		{method: "GET", path: "/v1/review/{id}/versions", summary: "The versions of the key of a record under review, the one in force marked (reviewer, policy_owner, admin)", tag: "review",
+			query: []param{subjectParam}, status: 200, response: VersionsResponse{}, errors: []int{403, 404}, handler: s.reviewVersions},
+		{method: "GET", path: "/v1/decisions", summary: "The caller's own decisions (approve, reject, confirm, repair, confirmed actions), newest first, from the log", tag: "review",
+			query:  []param{{name: "before", doc: "only log entries before this index (next_before of the previous page)", integer: true}, subjectParam, limitParam},
+			status: 200, response: DecisionsResponse{}, errors: []int{403}, handler: s.decisions},
+		{method: "GET", path: "/v1/confirmations", summary: "The owner's writes waiting for her confirmation, with the value in force each would replace (the owner's user credential only)", tag: "review",
+			query: []param{limitParam, cursorParam}, status: 200, response: ConfirmationsResponse{}, errors: []int{403}, handler: s.confirmations},
+		{method: "GET", path: "/v1/held", summary: "The owner's writes held for review or pending, with why, without bodies (the owner's user credential only)", tag: "review",
+			query: []param{limitParam, cursorParam}, status: 200, response: ListResponse{}, errors: []int{403}, handler: s.held},
+		{method: "GET", path: "/v1/me", summary: "The principal the token names: tenant, name, roles, channels and groups", tag: "principals",
+			status: 200, response: MeResponse{}, handler: s.me},
+	}
+}
+
+func (s *Server) reviewVersions(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := s.recordCaller(r)
+	if err != nil {
+		return err
+	}
+	vs, err := s.svc.ReviewVersions(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	if vs == nil {
+		vs = []custody.KeyVersion{}
+	}
+	for _, v := range vs {
+		wireRecord(v.Record)
+	}
+	writeJSON(w, http.StatusOK, VersionsResponse{Items: vs})
+	return nil
+}
+
+func (s *Server) decisions(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.queryCaller(r)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	before, err := queryInt(r, "before")
+	if err != nil {
+		return err
+	}
+	if before < 0 {
+		return badRequest("invalid_input", "before", "before must be a log index (0 or more); pass next_before of the previous page")
+	}
+	items, next, err := s.svc.Decisions(r.Context(), c, uint64(before), limit)
+	if err != nil {
+		return err
+	}
+	for _, d := range items {
+		wireRecord(d.Record)
+	}
+	writeJSON(w, http.StatusOK, DecisionsResponse{Items: items, NextBefore: next})
+	return nil
+}

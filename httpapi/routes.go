@@ -56,7 +56,7 @@ var (
 // table is the API. Every authenticated route resolves its subject with
 // Service.Act, from the body's subject or ?subject=.
 func (s *Server) table() []route {
-	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes(), s.impactRoutes(), s.logProofRoutes())
+	return slices.Concat(s.coreRoutes(), s.principalRoutes(), s.pauseRoutes(), s.eraseRoutes(), s.namespaceRoutes(), s.impactRoutes(), s.logProofRoutes(), s.reviewRoutes())
 }
 
 func (s *Server) coreRoutes() []route {
@@ -87,7 +87,7 @@ func (s *Server) coreRoutes() []route {
 		{method: "GET", path: "/v1/memories/{id}/lineage", summary: "Ancestors and descendants with weights and states", tag: "memories",
 			query: []param{subjectParam}, status: 200, response: custody.Lineage{}, errors: []int{403, 404}, handler: s.lineage},
 		{method: "POST", path: "/v1/memories/{id}/confirm", summary: "The owner confirms a pending_confirmation write", tag: "memories",
-			request: SubjectRequest{}, optionalBody: true, query: []param{subjectParam},
+			request: ConfirmRequest{}, optionalBody: true, query: []param{subjectParam},
 			status: 200, response: custody.Record{}, errors: []int{403, 404, 409}, handler: s.confirm},
 		{method: "POST", path: "/v1/search", summary: "Rank eligible memories against plain text", tag: "memories",
 			request: SearchRequest{}, status: 200, response: SearchResponse{}, errors: []int{403}, handler: s.search},
