@@ -38,6 +38,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/confirmations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner's writes waiting for her confirmation, with the value in force each would replace (the owner's user credential only) */
+        get: operations["get-v1-confirmations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own decisions (approve, reject, confirm, repair, confirmed actions), newest first, from the log */
+        get: operations["get-v1-decisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gate": {
         parameters: {
             query?: never;
@@ -66,6 +100,23 @@ export interface paths {
         put?: never;
         /** The owner confirms an exact action once */
         post: operations["post-v1-gate-confirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner's writes held for review or pending, with why, without bodies (the owner's user credential only) */
+        get: operations["get-v1-held"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -183,6 +234,23 @@ export interface paths {
         };
         /** The checkpoint of the caller's tenant's log, its verifier key and the outcome of the last custody verify of it */
         get: operations["get-v1-log-status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The principal the token names: tenant, name, roles, channels and groups */
+        get: operations["get-v1-me"];
         put?: never;
         post?: never;
         delete?: never;
@@ -587,6 +655,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/review/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The versions of the key of a record under review, the one in force marked (reviewer, policy_owner, admin) */
+        get: operations["get-v1-review-id-versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -662,6 +747,12 @@ export interface components {
         AffectedResponse: {
             affected: string[] | null;
         };
+        ApprovalNeed: {
+            /** @description approving needs one of these roles */
+            roles: string[] | null;
+            /** @description the rules that reserve it (procedures-need-policy-owner, ...) */
+            rules: string[] | null;
+        };
         ApproveRequest: {
             /** @description why the reviewer admits it; kept in the receipt and the log */
             reason?: string;
@@ -678,6 +769,15 @@ export interface components {
         };
         ChangedResponse: {
             changed: string[] | null;
+        };
+        ConfirmRequest: {
+            /** @description why the owner puts it in force; kept in the receipt and the log */
+            reason?: string;
+            subject?: string;
+        };
+        ConfirmationsResponse: {
+            items: components["schemas"]["PendingItem"][] | null;
+            next_cursor: string;
         };
         ConsistencyProofResponse: {
             /** Format: int64 */
@@ -698,6 +798,35 @@ export interface components {
             log_index: number;
             reason: string;
             receipt: components["schemas"]["Receipt"];
+            /** @enum {string} */
+            state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+        };
+        DecisionEntry: {
+            /** @description the action confirmed (confirm_action) */
+            action?: string;
+            /** Format: int64 */
+            log_index: number;
+            new_state?: string;
+            prev_state?: string;
+            reason?: string;
+            record?: components["schemas"]["Record"];
+            record_id?: string;
+            rules?: string[] | null;
+            /** Format: date-time */
+            time: string;
+            /** @description approve, reject, confirm, quarantine, retire, rebuild or confirm_action */
+            transition: string;
+        };
+        DecisionsResponse: {
+            items: components["schemas"]["DecisionEntry"][] | null;
+            /**
+             * Format: int64
+             * @description pass as before= for the older ones; 0 when the log's beginning was reached
+             */
+            next_before: number;
+        };
+        Dependent: {
+            id: string;
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
         };
@@ -884,6 +1013,45 @@ export interface components {
             /** Format: int64 */
             size: number;
         };
+        KeyVersion: {
+            audience: string;
+            /**
+             * @description how far the record may be trusted: external < agent < user < confirmed
+             * @enum {string}
+             */
+            authority: "external" | "agent" | "user" | "confirmed";
+            body: string;
+            channel: string;
+            /** @enum {string} */
+            class: "preference" | "fact" | "episode" | "procedure";
+            /** Format: date-time */
+            created_at: string;
+            erased?: boolean;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** @description this version is the key's value in force */
+            in_force: boolean;
+            key: string;
+            /** Format: int64 */
+            log_index: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            namespace: string;
+            owner: string;
+            parents: components["schemas"]["Edge"][] | null;
+            policy_version: string;
+            receipt?: components["schemas"]["Receipt"];
+            session?: string;
+            source_ref: string;
+            /** @enum {string} */
+            state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+            /** Format: int64 */
+            version: number;
+            withheld?: boolean;
+            writer: string;
+        };
         Lineage: {
             ancestors: components["schemas"]["LineageNode"][] | null;
             descendants: components["schemas"]["LineageNode"][] | null;
@@ -961,6 +1129,13 @@ export interface components {
             size: number;
             /** @description the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key?tenant= answers it */
             verifier_key: string;
+        };
+        MeResponse: {
+            channels: string[] | null;
+            groups: string[] | null;
+            name: string;
+            roles: string[] | null;
+            tenant: string;
         };
         MemoryRequest: {
             /** @description owner (default), group:<name> or tenant */
@@ -1049,6 +1224,47 @@ export interface components {
         };
         PausesResponse: {
             items: components["schemas"]["Pause"][] | null;
+        };
+        PendingItem: {
+            /** @description the reviewer whose approval sent it to the owner, when it came through review */
+            approved_by?: string;
+            audience: string;
+            /**
+             * @description how far the record may be trusted: external < agent < user < confirmed
+             * @enum {string}
+             */
+            authority: "external" | "agent" | "user" | "confirmed";
+            body: string;
+            channel: string;
+            /** @enum {string} */
+            class: "preference" | "fact" | "episode" | "procedure";
+            /** Format: date-time */
+            created_at: string;
+            erased?: boolean;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** @description the version in force it would replace; null when the key has none */
+            in_force: components["schemas"]["Record"];
+            key: string;
+            /** Format: int64 */
+            log_index: number;
+            metadata?: {
+                [key: string]: string;
+            };
+            namespace: string;
+            owner: string;
+            parents: components["schemas"]["Edge"][] | null;
+            policy_version: string;
+            receipt?: components["schemas"]["Receipt"];
+            session?: string;
+            source_ref: string;
+            /** @enum {string} */
+            state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+            /** Format: int64 */
+            version: number;
+            withheld?: boolean;
+            writer: string;
         };
         PolicyChangeResponse: {
             changed: string[] | null;
@@ -1179,6 +1395,8 @@ export interface components {
             subject?: string;
         };
         ReviewItem: {
+            /** @description set when approving it needs a role beyond reviewer (a procedure: policy_owner or admin) */
+            approval_needs?: components["schemas"]["ApprovalNeed"];
             audience: string;
             /**
              * @description how far the record may be trusted: external < agent < user < confirmed
@@ -1191,6 +1409,8 @@ export interface components {
             class: "preference" | "fact" | "episode" | "procedure";
             /** Format: date-time */
             created_at: string;
+            /** @description records derived from it, at any depth, with their states */
+            dependents?: components["schemas"]["Dependent"][] | null;
             erased?: boolean;
             /** Format: date-time */
             expires_at: string | null;
@@ -1347,6 +1567,9 @@ export interface components {
             problem?: string;
             root?: string;
         };
+        VersionsResponse: {
+            items: components["schemas"]["KeyVersion"][] | null;
+        };
     };
     responses: {
         /** @description an error: {"error": {"code", "message"}} */
@@ -1408,6 +1631,68 @@ export interface operations {
             500: components["responses"]["Error"];
         };
     };
+    "get-v1-confirmations": {
+        parameters: {
+            query?: {
+                /** @description page size */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationsResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-decisions": {
+        parameters: {
+            query?: {
+                /** @description only log entries before this index (next_before of the previous page) */
+                before?: number;
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionsResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
     "post-v1-gate": {
         parameters: {
             query?: never;
@@ -1458,6 +1743,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GateConfirmResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-held": {
+        parameters: {
+            query?: {
+                /** @description page size */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse"];
                 };
             };
             400: components["responses"]["Error"];
@@ -1658,6 +1973,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LogStatusResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeResponse"];
                 };
             };
             400: components["responses"]["Error"];
@@ -1875,7 +2214,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SubjectRequest"];
+                "application/json": components["schemas"]["ConfirmRequest"];
             };
         };
         responses: {
@@ -2620,6 +2959,38 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "get-v1-review-id-versions": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description an id; one that cannot be an id is answered as absent (404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionsResponse"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
