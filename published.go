@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/custody-mem/custody/tlog"
 )
@@ -15,6 +16,11 @@ import (
 // published: the store was rolled back, truncated or rewritten, or the
 // checkpoint file was removed.
 var ErrRolledBack = errors.New("the store's log is behind or disagrees with the last checkpoint this server published")
+
+// ErrOtherStore is returned by CheckPublished when the checkpoint file
+// holds checkpoints of another store's logs (another log name): it is
+// that store's file, not a sign that this store was rolled back.
+var ErrOtherStore = errors.New("the checkpoint file belongs to another store")
 
 // Published is how the store's logs stand against the checkpoints the
 // server last published (Options.CheckpointFile, which holds one per
@@ -109,6 +115,11 @@ func (s *Service) CheckPublished(ctx context.Context) (*Published, error) {
 					}
 					legacyRead = true
 				}
+				if name, ok := s.otherLogName(noteOrigin(msg)); ok && legacy == nil {
+					return fmt.Errorf("%w: %s holds a checkpoint of the log %s, a log of the store whose log name is %s, not of this store (log name %s, whose logs are %s/<tenant>). "+
+						"Each store has a checkpoint file of its own: start the store that file belongs to with its own flags, or, if this store has never had its own file, move that one away",
+						ErrOtherStore, p.File, noteOrigin(msg), name, s.opts.LogOrigin, s.opts.LogOrigin)
+				}
 				if _, err := s.checkLegacy(ctx, legacy, legacySize, msg); err != nil {
 					return fmt.Errorf("the checkpoint file %s: %w", p.File, err)
 				}
@@ -144,6 +155,16 @@ func (s *Service) CheckPublished(ctx context.Context) (*Published, error) {
 			ErrRolledBack, p.File, p.Stored, p.LogSize)
 	}
 	return p, nil
+}
+
+// otherLogName returns the log name of origin, a tenant's log origin
+// NAME/TENANT of an installation other than this one.
+func (s *Service) otherLogName(origin string) (string, bool) {
+	i := strings.LastIndexByte(origin, '/')
+	if i <= 0 || origin[:i] == s.opts.LogOrigin || ValidName("tenant", origin[i+1:]) != nil || ValidLogName(origin[:i]) != nil {
+		return "", false
+	}
+	return origin[:i], true
 }
 
 // extends checks that the tenant's log r, of size, extends note, a

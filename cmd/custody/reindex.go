@@ -35,8 +35,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *embeddings {
 		return reindexEmbeddings(ctx, sf, ef, stdout, stderr)
 	}
-	notes, err := cps.read(sf)
-	if err != nil {
+	if err := requireStore(sf); err != nil {
 		return err
 	}
 	svc, st, err := sf.open(ctx, stderr)
@@ -44,6 +43,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer st.Close()
+	notes, err := cps.read(sf) // the checkpoint file is named after the open store
+	if err != nil {
+		return err
+	}
 	step := "verifying"
 	p := newProgress(stderr, step)
 	rep, err := svc.Reindex(ctx, custody.ReindexOptions{Checkpoints: notes, Progress: func(name string, done, total uint64) {

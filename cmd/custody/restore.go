@@ -63,17 +63,87 @@ func restoreInto(ctx context.Context, sf *storeFlags, data []byte, stdout, stder
 		return err
 	}
 	defer st.Close()
+	before, err := st.LogTenants(ctx)
+	if err != nil {
+		return err
+	}
 	p := newProgress(stderr, "restoring records")
 	rep, err := svc.Restore(ctx, data, p.update)
 	p.done()
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Checkpoint(ctx, rep.Tenant); err != nil {
+	// The checkpoint file of the store restored into, so that a server
+	// started on it finds its log where the file says.
+	note, err := svc.Checkpoint(ctx, rep.Tenant)
+	if err != nil {
+		return err
+	}
+	cp, err := svc.OpenCheckpoint(rep.Tenant, note)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "restored tenant %s: %d principals, %d records (%d already present, %d kept ineligible by the registry)\n",
 		rep.Tenant, rep.Principals, rep.Restored, rep.Skipped, len(rep.Withheld))
+	fmt.Fprintf(stdout, "signed a checkpoint of %s's log (%s, %d entries) and wrote it to the store's checkpoint file %s\n",
+		rep.Tenant, cp.Origin, cp.Size, sf.checkpointPath())
+	if len(before) == 0 {
+		if err := keepKeyBeside(*sf, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepKeyBeside copies the server key given with --key beside a new
+// SQLite store (the database path + ".key"), where the store's commands
+// look for it without --key, if nothing is there: the new store's
+// principals' keys are sealed with it and it signs the store's
+// checkpoints, so the store is served with that key or not at all. A
+// PostgreSQL store's commands are told to give the key instead (its
+// default, custody.key, is in whatever folder they run from).
+func keepKeyBeside(sf storeFlags, stdout io.Writer) error {
+	if sf.key == "" {
+		return nil
+	}
+	if sf.postgres != "" {
+		fmt.Fprintf(stdout, "the store was restored with the server key %s: serve it with --key %s (its principals' keys are sealed with it)\n", sf.key, sf.key)
+		return nil
+	}
+	plain := sf
+	plain.key = ""
+	dst := plain.keyPath()
+	if dst == sf.key {
+		return nil
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			fmt.Fprintf(stdout, "the store was restored with the server key %s: give --key %s to the commands that open it (%s holds another key)\n", sf.key, sf.key, dst)
+		}
+		return nil
+	}
+	b, err := os.ReadFile(sf.key)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("copying the server key to %s: %w (give --key %s to the commands that open the store instead)", dst, err, sf.key)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(dst)
+		return fmt.Errorf("copying the server key to %s: %w", dst, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(dst)
+		return fmt.Errorf("copying the server key to %s: %w", dst, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "copied the server key %s to %s, where the store's commands find it without --key (the restored principals' keys are sealed with it; keep it as you keep %s)\n", sf.key, dst, sf.key)
 	return nil
 }
 
@@ -112,7 +182,7 @@ func newFiles(sf storeFlags) createdFiles {
 		return nil
 	}
 	var out createdFiles
-	for _, f := range []string{sf.db, sf.db + "-wal", sf.db + "-shm", sf.checkpointPath(), sf.keyPath() + ".registry"} {
+	for _, f := range []string{sf.db, sf.db + "-wal", sf.db + "-shm", sf.checkpointPath(), sf.db + ".key", sf.keyPath() + ".registry"} {
 		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			out = append(out, f)
 		}

@@ -173,7 +173,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // the file is missing on a log that has entries.
 func checkPublished(ctx context.Context, svc *custody.Service, sf storeFlags, accept bool, stderr io.Writer) (accepted bool, err error) {
 	p, err := svc.CheckPublished(ctx)
+	if other := sf.otherStoreFile(); errors.Is(err, custody.ErrRolledBack) && other != "" {
+		err = fmt.Errorf("%w\n%s", err, other)
+	}
 	switch {
+	case errors.Is(err, custody.ErrOtherStore):
+		return false, fmt.Errorf("refusing to start: %w", err)
 	case errors.Is(err, custody.ErrRolledBack) && accept:
 		fmt.Fprintf(stderr, "custody serve: WARNING: starting as --accept-rollback says, although %v\n"+
 			"The checkpoint file is now replaced by a checkpoint of the store as it is.\n\n", err)

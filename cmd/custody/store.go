@@ -35,6 +35,8 @@ type storeFlags struct {
 	// namedInBanner: the command's banner names the log (serve), so the
 	// store's opening does not also say its new name.
 	namedInBanner bool
+	// logName is the store's log name, set by open.
+	logName string
 }
 
 // DefaultDB is the embedded store's file unless --db says otherwise.
@@ -64,12 +66,48 @@ func (f *storeFlags) keyPath() string {
 	return f.db + ".key"
 }
 
-// checkpointPath is where the latest checkpoint is copied, beside the key.
+// checkpointPath is the store's checkpoint file, where the latest
+// checkpoint of each tenant's log is copied: named after the store, so
+// that two stores never share one. The SQLite store's sits beside its
+// database; a PostgreSQL store's beside the server key, named after the
+// store's log name (known once the store is open: "" before), so that
+// servers of two databases started from one folder keep one file each.
 func (f *storeFlags) checkpointPath() string {
-	if f.postgres != "" || f.key != "" {
-		return f.keyPath() + ".checkpoint"
+	if f.postgres == "" {
+		return f.db + ".checkpoint"
 	}
-	return f.db + ".checkpoint"
+	if f.logName == "" {
+		return ""
+	}
+	return f.keyPath() + "." + fileSafe(f.logName) + ".checkpoint"
+}
+
+// oldCheckpointPath is where the checkpoint file was before it was named
+// after the store: beside the key, named after it, when the key was given
+// or the store is PostgreSQL's; "" where that is the same file.
+func (f *storeFlags) oldCheckpointPath() string {
+	if f.postgres == "" && f.key == "" {
+		return ""
+	}
+	return f.keyPath() + ".checkpoint"
+}
+
+// fileSafe spells a log name as part of a file name: "/" becomes "_",
+// and every byte other than a letter, a digit, ".", "-" or "~" is
+// written %XX, so that two log names never share a file.
+func fileSafe(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '/':
+			b.WriteByte('_')
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '~':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // verifyStatusPath is where verify records its last outcome, beside the
@@ -144,7 +182,11 @@ func (f *storeFlags) open(ctx context.Context, stderr io.Writer) (*custody.Servi
 	if name.Recorded && stderr != nil && !f.namedInBanner {
 		fmt.Fprintf(stderr, "custody: the store's log name is %s (tenant T's log has the origin %s/T)\n", name.Name, name.Name)
 	}
-	opts.LogOrigin = name.Name
+	opts.LogOrigin, f.logName = name.Name, name.Name
+	if err := f.moveCheckpointFile(stderr); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
 	opts.CheckpointFile = f.checkpointPath()
 	opts.VerifyStatusFile = f.verifyStatusPath()
 	opts.RegistryFile = f.keyPath() + ".registry"

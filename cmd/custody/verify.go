@@ -42,15 +42,15 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := requireStore(sf); err != nil {
 		return err
 	}
-	notes, err := cps.read(sf)
-	if err != nil {
-		return err
-	}
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	notes, err := cps.read(sf) // the checkpoint file is named after the open store
+	if err != nil {
+		return err
+	}
 	p := newProgress(stderr, "verifying log entries")
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()
