@@ -195,8 +195,12 @@ func TestGatePayeeStory(t *testing.T) {
 		t.Fatalf("later lookup: %v %+v", err, page)
 	}
 	hits := page.Items
-	if d := b.act("send_money", map[string]any{"recipient": hits[0].Body, "amount": 1200}, hits[0].ID); d.Decision != custody.GateAllow {
+	if d := b.actSaid("Pay the 1,200 EUR invoice to my payee.", "send_money", map[string]any{"recipient": hits[0].Body, "amount": 1200}, hits[0].ID); d.Decision != custody.GateAllow {
 		t.Fatalf("pay ACCT-1042: %s %q", d.Decision, d.Reasons)
+	}
+	// The amount must be backed too: nobody said 1200 in this session.
+	if d := b.act("send_money", map[string]any{"recipient": hits[0].Body, "amount": 1200}, hits[0].ID); d.Decision != custody.GateConfirm {
+		t.Fatalf("pay ACCT-1042 an amount nobody stated: %s %q, want confirm", d.Decision, d.Reasons)
 	}
 	d := b.act("send_money", map[string]any{"recipient": "ACCT-7777", "amount": 1200}, poison.ID)
 	if d.Decision != custody.GateDeny || !strings.Contains(strings.Join(d.Reasons, " "), "tool:email") {
@@ -222,7 +226,7 @@ func TestGateSupersededVersionIsNotJustification(t *testing.T) {
 	if d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": 5}, old); d.Decision != custody.GateDeny {
 		t.Fatalf("justified by a superseded version: %s %q", d.Decision, d.Reasons)
 	}
-	if d := b.act("send_money", map[string]any{"recipient": "ACCT-2000", "amount": 5}, ch.ID); d.Decision != custody.GateAllow {
+	if d := b.actSaid("Send 5 to my payee.", "send_money", map[string]any{"recipient": "ACCT-2000", "amount": 5}, ch.ID); d.Decision != custody.GateAllow {
 		t.Fatalf("justified by the version in force: %s %q", d.Decision, d.Reasons)
 	}
 }

@@ -1,6 +1,7 @@
 package custody_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,9 +55,11 @@ func TestGateAmountFromEmail(t *testing.T) {
 			t.Errorf("amount %v from the e-mail: %s %q, want no allow, naming tool:email", amount, d.Decision, d.Reasons)
 		}
 	}
-	// The amount the e-mail did not name is not traced to it.
-	if d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": 148}, payee); d.Decision != custody.GateAllow {
-		t.Errorf("an amount no memory names: %s %q, want allow", d.Decision, d.Reasons)
+	// The amount the e-mail did not name is not traced to it; with
+	// nothing that backs it, the owner is asked (positive provenance).
+	if d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": 148}, payee); d.Decision != custody.GateConfirm ||
+		strings.Contains(strings.Join(d.Reasons, " "), "tool:email") || !strings.Contains(strings.Join(d.Reasons, " "), "occurs in no memory") {
+		t.Errorf("an amount no memory names: %s %q, want confirm as found nowhere", d.Decision, d.Reasons)
 	}
 	for _, amount := range []any{1480, "1,480.00"} {
 		d := b.actSaid("Pay 1480 EUR to my payee for invoice 2231.", "send_money", map[string]any{"recipient": "ACCT-1042", "amount": amount}, payee)
@@ -88,8 +91,13 @@ func TestGateSmallAmountFromEmail(t *testing.T) {
 			}
 		}
 		for _, amount := range []any{1, 20, 95} {
-			if d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": amount}, payee); d.Decision != custody.GateAllow {
-				t.Errorf("indexed %v: amount %v no memory names: %s %q, want allow", indexed, amount, d.Decision, d.Reasons)
+			d := b.act("send_money", map[string]any{"recipient": "ACCT-1042", "amount": amount}, payee)
+			if d.Decision != custody.GateConfirm || strings.Contains(strings.Join(d.Reasons, " "), "tool:email") {
+				t.Errorf("indexed %v: amount %v no memory names: %s %q, want confirm, not traced to the e-mail", indexed, amount, d.Decision, d.Reasons)
+			}
+			said := fmt.Sprintf("Send %v EUR to my payee.", amount)
+			if d := b.actSaid(said, "send_money", map[string]any{"recipient": "ACCT-1042", "amount": amount}, payee); d.Decision != custody.GateAllow {
+				t.Errorf("indexed %v: amount %v the user stated: %s %q, want allow", indexed, amount, d.Decision, d.Reasons)
 			}
 		}
 		if d := b.actSaid("Pay the 10 EUR fee to my payee.", "send_money", map[string]any{"recipient": "ACCT-1042", "amount": 10}, payee); d.Decision != custody.GateAllow {
@@ -127,8 +135,13 @@ func TestGateUnknownActionTracesEverything(t *testing.T) {
 	if d := b.act("refund_custom", map[string]any{"amount": 63.1}, b.id("bank", "payee_account")); d.Decision == custody.GateAllow {
 		t.Errorf("unknown action with an amount from the tool: %s %q, want no allow", d.Decision, d.Reasons)
 	}
-	if d := b.act("refund_custom", map[string]any{"urgent": true, "note": "as discussed"}, b.id("bank", "payee_account")); d.Decision != custody.GateAllow {
-		t.Errorf("unknown action with values no memory holds: %s %q, want allow", d.Decision, d.Reasons)
+	// An unnamed action is high risk: a value no memory holds asks the
+	// owner; the same value the user said is backed.
+	if d := b.act("refund_custom", map[string]any{"urgent": true, "note": "as discussed"}, b.id("bank", "payee_account")); d.Decision != custody.GateConfirm {
+		t.Errorf("unknown action with values no memory holds: %s %q, want confirm", d.Decision, d.Reasons)
+	}
+	if d := b.actSaid("Refund it as discussed.", "refund_custom", map[string]any{"urgent": true, "note": "as discussed"}, b.id("bank", "payee_account")); d.Decision != custody.GateAllow {
+		t.Errorf("unknown action with a value the user said: %s %q, want allow", d.Decision, d.Reasons)
 	}
 }
 

@@ -54,7 +54,7 @@ func (er *entryReader) readable(ctx context.Context, e *tlog.Entry) (bool, error
 	switch e.Transition {
 	case "policy":
 		return true, nil
-	case "gate", "confirm_action":
+	case "gate", "confirm_action", TransitionEndorse:
 		return e.Details["subject"] == er.c.Subject.Name, nil
 	case TransitionSession, TransitionErasure:
 		return e.Details["subject"] == er.c.Subject.Name, nil

@@ -2,7 +2,6 @@ package custody
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -106,25 +105,4 @@ func (s *Service) session(ctx context.Context, tx Tx, c *Caller, id string) (*Se
 		return nil, notFound("session")
 	}
 	return sess, nil
-}
-
-// GateText is the text of a record the gate looks values up in: its body
-// and key, normalised. Stores index it for substring lookups.
-func GateText(body, key string) string {
-	return NormalizeValue(body) + " " + NormalizeValue(key)
-}
-
-// NormalizeValue is how the gate compares argument values with memories and
-// observations: case-folded, with spaces, dashes, dots and underscores
-// removed, so "de89 3704-0044" matches "DE8937040044".
-func NormalizeValue(v string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(v) {
-		switch r {
-		case ' ', '\t', '\n', '-', '_', '.':
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

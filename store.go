@@ -104,14 +104,15 @@ type Tx interface {
 	// the id cursor.
 	InState(ctx context.Context, tenant string, states []State, after string, limit int) ([]*Record, error)
 	// Mentioning lists the records of s.Tenant that s.Subject owns or whose
-	// audience includes it (the tenant, or "group:" and one of s.Groups), in
-	// any state and whatever their expiry, whose GateText contains text
-	// (case-insensitively), newest first. The audience is filtered inside
-	// the query and nothing is cut: the gate's decision depends on every
-	// such record, so records other users write cannot push the subject's
-	// out of sight. A text shorter than three characters is looked for
-	// among the subject's records (no trigram index can find it).
-	Mentioning(ctx context.Context, s Scope, text string) ([]*Record, error)
+	// audience includes it (the tenant, or "group:" and one of s.Groups),
+	// in any state and whatever their expiry, whose gate index text
+	// (RecordGateIndex) contains q.Text, newest first, at most q.Limit of
+	// them (0: all). The audience is filtered inside the query, so records
+	// other users write cannot push the subject's out of sight. With
+	// q.InForceFrom set, only admitted records of at least that authority
+	// are listed. A text shorter than three characters is looked for among
+	// the subject's records (no trigram index can find it).
+	Mentioning(ctx context.Context, s Scope, q MentionQuery) ([]*Record, error)
 	ScanRecords(ctx context.Context, tenant string, fn func(*Record) error) error
 
 	// InsertPrincipal stores a new principal with no log index. Principal,
@@ -151,6 +152,13 @@ type Tx interface {
 	ScanSessions(ctx context.Context, fn func(*Session) error) error
 	ScanObservations(ctx context.Context, fn func(*Observation) error) error
 
+	// InsertEndorsement stores an endorsement (endorse.go); Endorsements
+	// lists a session's, oldest first; ScanEndorsements calls fn for
+	// every endorsement of every tenant.
+	InsertEndorsement(ctx context.Context, e *Endorsement) error
+	Endorsements(ctx context.Context, tenant, session string) ([]*Endorsement, error)
+	ScanEndorsements(ctx context.Context, fn func(*Endorsement) error) error
+
 	InsertGrant(ctx context.Context, g *Grant) error
 	// UseGrant marks an unused grant matching g's tenant, subject and digest
 	// used, and reports whether there was one.
@@ -180,6 +188,18 @@ type IDState struct {
 	ID    string
 	State State
 	Ref   int64
+}
+
+// MentionQuery is what Tx.Mentioning looks for.
+type MentionQuery struct {
+	// Text is a fragment of gate index text: a canon.Ident, or a marker
+	// of an amount or an e-mail address (GateIndexText).
+	Text string
+	// Limit bounds the records listed, newest first; 0 lists all.
+	Limit int
+	// InForceFrom, if set, lists only admitted records of at least this
+	// authority: those that may back a value.
+	InForceFrom Authority
 }
 
 // Scope is who a retrieval is for.

@@ -11,31 +11,60 @@ import (
 )
 
 // TraceKind is how the gate compares a traced argument value with the
-// memories and observations it may have come from.
+// memories and observations it may have come from: each kind has one
+// canonical form (package canon), applied alike to the argument, to the
+// text the stores index and to what it is compared with.
 type TraceKind string
 
 // The trace kinds.
 const (
-	// TraceText compares normalised text (NormalizeValue): case-folded,
-	// without spaces, dashes, dots and underscores, as a substring of the
-	// likewise normalised body or key. Accounts, IBANs, names, credentials.
+	// TraceText compares text and identifiers (canon.Ident): folded
+	// (NFKC, case, look-alike letters, every digit set), as letters and
+	// digits whose runs must be whole consecutive runs of the memory or
+	// observation: spaces of every kind, line breaks, zero-width and bidi
+	// characters, dashes, slashes, dots and other punctuation between
+	// them do not count. Names, credentials, postal addresses.
 	TraceText TraceKind = "text"
-	// TraceAmount compares numbers: a JSON number or a numeric string
-	// ("1,200.00", "1200", "1.200,00") with the number tokens of the text.
+	// TraceAccount compares IBANs and account numbers as TraceText does,
+	// shows them as a bank reads them (canon.Account), and checks an IBAN's
+	// check digits: one that fails them is never allowed without the
+	// owner's confirmation.
+	TraceAccount TraceKind = "account"
+	// TraceAmount compares numbers (canon.Amounts): a JSON number or a
+	// numeric string in any common notation, digit set, scale or English
+	// words, with the numbers of the text.
 	TraceAmount TraceKind = "amount"
-	// TraceEmail compares e-mail addresses, case-insensitively and whole.
+	// TraceEmail compares e-mail addresses (canon.Emails), folded and
+	// whole, however the text spells them.
 	TraceEmail TraceKind = "email"
 )
 
 // TraceSpec declares that arguments named Name (a case-insensitive pattern
-// in which * stands for any characters) are traced as Kind.
+// in which * stands for any characters) are traced as Kind. Untrusted is
+// what a value that only untrusted content holds answers (GateDeny or
+// GateConfirm; "" is the kind's default: GateConfirm for amounts,
+// GateDeny otherwise).
 type TraceSpec struct {
-	Name string    `json:"name"`
-	Kind TraceKind `json:"kind"`
+	Name      string    `json:"name"`
+	Kind      TraceKind `json:"kind"`
+	Untrusted string    `json:"untrusted,omitempty"`
 }
 
-// parseTrace reads a @trace annotation: comma-separated name:kind entries
-// (the kind defaults to text). An empty annotation traces nothing.
+// untrusted is what a value of the spec found only in untrusted content
+// answers.
+func (sp TraceSpec) untrusted() string {
+	switch {
+	case sp.Untrusted != "":
+		return sp.Untrusted
+	case sp.Kind == TraceAmount:
+		return GateConfirm
+	}
+	return GateDeny
+}
+
+// parseTrace reads a @trace annotation: comma-separated name:kind:untrusted
+// entries (the kind defaults to text, untrusted to the kind's default). An
+// empty annotation traces nothing.
 func parseTrace(s string) ([]TraceSpec, error) {
 	specs := []TraceSpec{}
 	for entry := range strings.SplitSeq(s, ",") {
@@ -43,20 +72,32 @@ func parseTrace(s string) ([]TraceSpec, error) {
 		if entry == "" {
 			continue
 		}
-		name, kind, ok := strings.Cut(entry, ":")
-		if !ok {
-			kind = string(TraceText)
+		parts := strings.Split(entry, ":")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
 		}
-		name, kind = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(kind)
+		name, kind, untrusted := strings.ToLower(parts[0]), string(TraceText), ""
+		if len(parts) > 1 {
+			kind = parts[1]
+		}
+		if len(parts) > 2 {
+			untrusted = parts[2]
+		}
 		switch TraceKind(kind) {
-		case TraceText, TraceAmount, TraceEmail:
+		case TraceText, TraceAccount, TraceAmount, TraceEmail:
 		default:
-			return nil, fmt.Errorf("@trace entry %q: kind %q must be text, amount or email", entry, kind)
+			return nil, fmt.Errorf("@trace entry %q: kind %q must be text, account, amount or email", entry, kind)
+		}
+		switch {
+		case len(parts) > 3:
+			return nil, fmt.Errorf("@trace entry %q: write name:kind or name:kind:deny (or :confirm)", entry)
+		case untrusted != "" && untrusted != GateDeny && untrusted != GateConfirm:
+			return nil, fmt.Errorf("@trace entry %q: %q must be deny or confirm (what a value that only untrusted content holds answers)", entry, untrusted)
 		}
 		if name == "" || strings.ContainsAny(name, " \t\n") {
 			return nil, fmt.Errorf("@trace entry %q: name an argument (letters, digits, _ . - and *)", entry)
 		}
-		specs = append(specs, TraceSpec{Name: name, Kind: TraceKind(kind)})
+		specs = append(specs, TraceSpec{Name: name, Kind: TraceKind(kind), Untrusted: untrusted})
 	}
 	return specs, nil
 }

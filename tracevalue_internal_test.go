@@ -6,103 +6,87 @@ import (
 	"testing"
 )
 
-// Number tokens are read as a reader would, dates and times are not
-// numbers, and ambiguous separators stand for each reading.
-func TestNumberTokens(t *testing.T) {
-	for text, want := range map[string][]string{
-		"pay 1,200.00 now":          {"1200"},
-		"pay 1.200,50 EUR":          {"1200.5"},
-		"1 200 and 1'300":           {"1200", "1300"},
-		"1,200":                     {"1.2", "1200"},
-		"9.99 to ACCT-7777 5 times": {"5", "7777", "9.99"},
-		"EUR950, $12":               {"12", "950"},
-		"on 2022-03-04 at 10:30":    nil,
-		"on 04.03.2022":             nil,
-		"refund -42.50":             {"42.5"},
-		"007 and 0.50":              {"0.5", "7"},
-		"1,234,567.8":               {"1234567.8"},
-		"no numbers here":           nil,
-		"range 100-200, ratio 3/4":  nil,
-		"five, 10 and 20.":          {"10", "20"},
-		// Groups of four are not thousands: each run is read alone.
-		"IBAN DE89 3704 0044 0532 0130": {"130", "3704", "44", "532", "89"},
-	} {
-		got := numberTokens(text)
-		if !slices.Equal(got, want) {
-			t.Errorf("numberTokens(%q) = %q, want %q", text, got, want)
-		}
-	}
-}
-
-// Every way of writing a number leaves one of its fragments in the gate
-// index text, so the index finds every record the comparison would
-// accept; and every fragment is long enough for a trigram index.
-func TestNumberFragmentsCoverWritings(t *testing.T) {
+// Every way of writing an amount leaves its marker in the gate index
+// text, so the index finds every record the comparison would accept; and
+// every marker is long enough for a trigram index.
+func TestAmountMarkersCoverWritings(t *testing.T) {
 	for n, writings := range map[string][]string{
-		"1200":   {"1200", "1,200", "1.200", "1 200", "1'200", "1,200.00", "1.200,00", "01200"},
-		"9.99":   {"9.99", "9,99", "9.990", "009.99"},
-		"5":      {"5", "5.00", "5,0", "EUR5"},
+		"1200":   {"1200", "1,200", "1.200", "1 200", "1\u00a0200", "1'200", "1,200.00", "1.200,00", "01200", "1.2k", "twelve hundred", "١٢٠٠"},
+		"9.99":   {"9.99", "9,99", "9.990", "009.99", "٩٫٩٩"},
+		"5":      {"5", "5.00", "5,0", "EUR5", "five"},
 		"0.5":    {"0.5", "0,50"},
 		"1005.5": {"1,005.50", "1.005,5", "1005.5"},
+		"490000": {"4,90,000", "4.9 lakh", "four hundred and ninety thousand"},
 	} {
 		for _, w := range writings {
-			if !slices.Contains(numberTokens(w), n) {
-				t.Errorf("%q does not read as %s: %q", w, n, numberTokens(w))
-				continue
-			}
 			gt := GateIndexText("pay "+w+" now", "")
-			if !slices.ContainsFunc(numberFragments(n), func(f string) bool { return strings.Contains(gt, f) }) {
-				t.Errorf("gate index text %q holds none of %s's fragments %q", gt, n, numberFragments(n))
+			if !strings.Contains(gt, amountMarker(n)) {
+				t.Errorf("gate index text %q of %q lacks the marker of %s", gt, w, n)
 			}
-			for _, f := range numberFragments(n) {
-				if len(f) < 3 {
-					t.Errorf("fragment %q of %s: shorter than a trigram", f, n)
-				}
-			}
+		}
+		if len(amountMarker(n)) < 3 {
+			t.Errorf("marker %q of %s: shorter than a trigram", amountMarker(n), n)
 		}
 	}
 }
 
-// The gate index text marks the numbers of one or two digits before the
-// point, each once, and only those; the GateText before them is unchanged.
+// The gate index text holds each field's canonical letters and digits,
+// separated, then the markers of its amounts and e-mail addresses, each
+// once.
 func TestGateIndexText(t *testing.T) {
-	for _, c := range []struct{ body, key, want string }{
-		{"pay 10 EUR, then 10 more", "", "pay10eur,then10more  _10_"},
-		{"rent 950 in 2010", "", "rent950in2010 "},
-		{"9,5 kg and 04.03.2022", "fee.5", "9,5kgand04032022 fee5 _5_ _9.5_"},
-		{"no numbers", "payee_account", "nonumbers payeeaccount"},
-		{"ACCT-7 and 1,200", "", "acct7and1,200  _1.2_ _7_"},
+	for _, c := range []struct {
+		fields []string
+		want   string
+	}{
+		{[]string{"pay 10 EUR, then 10 more", ""}, "pay10eurthen10more  _10_"},
+		{[]string{"rent 950 in 2010", ""}, "rent950in2010  _2010_ _950_"},
+		{[]string{"IBAN XK05\u00a01212\u200b0123", "payee_account"}, "ibanxk0512120123 payeeaccount _1212_ _123_ _5_"},
+		{[]string{"write to Bob <BOB@x.example>", "", "inbox"}, "writetobobbobxexample  inbox <bob@x.example>"},
+		{[]string{"no numbers"}, "nonumbers"},
 	} {
-		if got := GateIndexText(c.body, c.key); got != c.want {
-			t.Errorf("GateIndexText(%q, %q) = %q, want %q", c.body, c.key, got, c.want)
+		if got := GateIndexText(c.fields...); got != c.want {
+			t.Errorf("GateIndexText(%q) = %q, want %q", c.fields, got, c.want)
 		}
-		if got := GateIndexText(c.body, c.key); !strings.HasPrefix(got, GateText(c.body, c.key)) {
-			t.Errorf("GateIndexText(%q, %q) = %q does not begin with the GateText", c.body, c.key, got)
-		}
+	}
+	r := &Record{Body: "b", Key: "k", Namespace: "n", SourceRef: "s", Metadata: Metadata{"z": "last", "a": "first"}}
+	if got, want := RecordGateIndex(r), "b k n s first last"; got != want {
+		t.Errorf("RecordGateIndex = %q, want %q", got, want)
+	}
+	r.Erased = true
+	if got, want := RecordGateIndex(r), " k n s"; got != want {
+		t.Errorf("RecordGateIndex of an erased record = %q, want %q", got, want)
 	}
 }
 
 // Which arguments are traced, and as what.
 func TestTracedArgs(t *testing.T) {
-	specs := []TraceSpec{{"*recipient*", TraceText}, {"amount", TraceAmount}, {"to", TraceEmail}}
+	specs := []TraceSpec{{Name: "*recipient*", Kind: TraceAccount}, {Name: "amount", Kind: TraceAmount}, {Name: "to", Kind: TraceEmail}, {Name: "street", Kind: TraceText, Untrusted: GateConfirm}}
 	args := map[string]any{
 		"recipient": map[string]any{"iban": "DE89 3704", "name": "Bob"},
-		"amount":    "1,200.00", "date": "2022-03-04", "urgent": true, "to": []any{"a@b.example", "no address here"},
+		"amount":    "1,200.00", "date": "2022-03-04", "urgent": true, "to": []any{"a@b.example", "no address here"}, "street": "Elm 12",
 	}
 	var got []string
-	for _, a := range tracedArgs(args, specs, true) {
-		got = append(got, a.path+":"+string(a.kind))
+	for _, a := range tracedArgs(args, specs, true, MinTracedValue) {
+		got = append(got, a.path+":"+string(a.kind)+":"+a.untrusted)
 	}
-	want := []string{"amount:amount", "recipient.iban:text", "to[0]:email", "to[1]:text"}
+	want := []string{"amount:amount:confirm", "recipient.iban:account:deny", "street:text:confirm", "to[0]:email:deny", "to[1]:text:deny"}
 	if !slices.Equal(got, want) {
 		t.Errorf("declared: %q, want %q", got, want)
 	}
 	got = nil
-	for _, a := range tracedArgs(args, nil, false) {
+	for _, a := range tracedArgs(args, nil, false, MinTracedValue) {
 		got = append(got, a.path+":"+string(a.kind))
 	}
-	want = []string{"amount:amount", "date:text", "recipient.iban:text", "to[0]:text", "to[1]:text"}
+	want = []string{"amount:amount", "date:text", "recipient.iban:text", "street:text", "to[0]:text", "to[0]:email", "to[1]:text"}
 	if !slices.Equal(got, want) {
 		t.Errorf("undeclared: %q, want %q", got, want)
+	}
+	// A high-risk action traces text of any length: "Bob" must be backed.
+	got = nil
+	for _, a := range tracedArgs(args, specs, true, 1) {
+		got = append(got, a.path)
+	}
+	if !slices.Contains(got, "recipient.name") {
+		t.Errorf("with no minimum, traced %q, want recipient.name among them", got)
 	}
 }

@@ -27,6 +27,7 @@ type accessLog struct {
 	observed   map[string]map[string]string     // details of observation entries, by tenant\x00id
 	pauses     map[string]map[string]string     // details of the latest pause or resume entry, by tenant\x00id
 	grants     grantLog                         // owners' confirmations and their uses (grant_log.go)
+	endorsed   map[string]loggedEndorsement     // endorse entries, by tenant\x00id (endorse.go)
 	// sessionsFrom is the time of the first session entry: sessions opened
 	// before it were opened before sessions were logged.
 	sessionsFrom time.Time
@@ -60,7 +61,7 @@ func newAccessLog() *accessLog {
 	return &accessLog{principals: map[string]*loggedPrincipalEntry{}, policies: map[string]loggedPolicy{},
 		tombstones: map[string]State{}, receipts: map[string]loggedReceipt{},
 		sessions: map[string]map[string]string{}, observed: map[string]map[string]string{}, pauses: map[string]map[string]string{},
-		grants: grantLog{}}
+		grants: grantLog{}, endorsed: map[string]loggedEndorsement{}}
 }
 
 // add takes note of entry e at index, which replay has checked.
@@ -75,6 +76,8 @@ func (a *accessLog) add(index uint64, e *tlog.Entry) {
 		a.sessions[e.Tenant+"\x00"+e.Details["session"]] = e.Details
 	case e.Transition == TransitionObservation && e.RecordID == "":
 		a.observed[e.Tenant+"\x00"+e.Details["observation"]] = e.Details
+	case e.Transition == TransitionEndorse:
+		a.endorsed[e.Tenant+"\x00"+e.Details["endorsement"]] = loggedEndorsement{index: index, time: e.Time, details: e.Details}
 	case e.Transition == TransitionPause || e.Transition == TransitionResume:
 		a.pauses[e.Tenant+"\x00"+e.Details["pause"]] = e.Details
 	case e.Transition == TransitionConfirmAction || e.Transition == "gate":
@@ -135,6 +138,9 @@ func (s *Service) compareAccess(ctx context.Context, tx Tx, a *accessLog, rep *V
 		return err
 	}
 	if err := compareGrants(ctx, tx, a.grants); err != nil {
+		return err
+	}
+	if err := compareEndorsements(ctx, tx, a.endorsed); err != nil {
 		return err
 	}
 	return tx.ScanRecords(ctx, "", func(r *Record) error { return compareReceipt(r, a.receipts[r.Tenant+"\x00"+r.ID]) })

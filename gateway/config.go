@@ -73,6 +73,15 @@ type Upstream struct {
 	Actions map[string]string `json:"actions,omitempty"`
 	// Timeout bounds each call to this upstream. Default Config.Timeout.
 	Timeout Duration `json:"timeout,omitempty"`
+	// ReviewedDescriptions pins the SHA-256 (hex) of what a model reads of
+	// this upstream's tools (Gateway.Listing: names, titles, descriptions,
+	// schema texts), which the operator has read and vouches for. While the
+	// upstream lists exactly that, a session that lists its tools does not
+	// count their descriptions as content from outside the user's control;
+	// unset, or once the upstream lists anything else, it does (they are an
+	// observation on the upstream's channel, which holds the session's
+	// writes for review). custody logs the digest at start.
+	ReviewedDescriptions string `json:"reviewed_descriptions,omitempty"`
 }
 
 // Duration is a time.Duration written in JSON as a Go duration string.
@@ -96,6 +105,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 var (
+	sha256Hex   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	validName   = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
 	validHeader = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]{1,128}$`)
 )
@@ -208,6 +218,9 @@ func (u *Upstream) validate() error {
 		}
 	default:
 		return errors.New(`neither "command" nor "url": give a stdio command line, such as ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"], or a streamable HTTP URL`)
+	}
+	if d := u.ReviewedDescriptions; d != "" && !sha256Hex.MatchString(d) {
+		return fmt.Errorf("reviewed_descriptions %q: give the 64 lower-case hex digits custody logs at start as the upstream's descriptions digest", d)
 	}
 	for tool, action := range u.Actions {
 		if tool == "" {

@@ -13,15 +13,20 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,6 +123,14 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Gateway, error) {
 	for i, t := range g.tools {
 		g.byName[t.Name] = i
 	}
+	for _, up := range g.Upstreams() {
+		_, digest, reviewed := g.Listing(up)
+		if reviewed {
+			opts.Logger.Info("gateway: the upstream's tool descriptions are the reviewed ones", "upstream", up, "digest", digest)
+		} else {
+			opts.Logger.Info("gateway: the upstream's tool descriptions count as content from its channel in every session that lists them; pin this digest as reviewed_descriptions once you have read them", "upstream", up, "digest", digest)
+		}
+	}
 	return g, nil
 }
 
@@ -205,6 +218,35 @@ func objectSchema(s any) bool {
 	return json.Unmarshal(b, &m) == nil && m["type"] == "object"
 }
 
+// Listing is what a model reads of an upstream's tools when its client
+// lists them (each Tool.Text, in name order) and the SHA-256 of it in hex;
+// reviewed reports whether the gateway file pins that digest
+// (Upstream.ReviewedDescriptions).
+func (g *Gateway) Listing(upstream string) (texts []string, digest string, reviewed bool) {
+	h := sha256.New()
+	for _, t := range g.tools {
+		if t.Upstream == upstream {
+			text := t.Text()
+			texts = append(texts, text)
+			h.Write([]byte(text + "\x00"))
+		}
+	}
+	digest = hex.EncodeToString(h.Sum(nil))
+	u := g.ups[upstream]
+	return texts, digest, u != nil && u.cfg.ReviewedDescriptions == digest
+}
+
+// Upstreams lists the names of the upstreams, sorted.
+func (g *Gateway) Upstreams() []string { return slices.Sorted(maps.Keys(g.ups)) }
+
+// Channel is the channel of an upstream's results.
+func (g *Gateway) Channel(upstream string) string {
+	if u := g.ups[upstream]; u != nil {
+		return u.cfg.Channel
+	}
+	return ""
+}
+
 // Tools lists the upstream tools, sorted by name.
 func (g *Gateway) Tools() []Tool { return append([]Tool(nil), g.tools...) }
 
@@ -280,7 +322,10 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 
 // Text is what a result puts in the model's context, as text: its text
 // content, the text of embedded resources, the links it names and its
-// structured content as JSON. It is what custody records as observed.
+// structured content rendered as text (Rendered: one "path: value" line
+// per value, strings as they are, never JSON-escaped, so that an address
+// written "Name <addr>" reads as such). It is what custody records as
+// observed, and what the gate compares argument values with.
 func Text(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
@@ -292,7 +337,7 @@ func Text(res *mcp.CallToolResult) string {
 				parts = append(parts, c.Resource.URI, c.Resource.Text)
 			}
 		case *mcp.ResourceLink:
-			parts = append(parts, c.URI, c.Name, c.Description)
+			parts = append(parts, c.URI, c.Name, c.Title, c.Description)
 		case *mcp.ImageContent:
 			parts = append(parts, "[image "+c.MIMEType+"]")
 		case *mcp.AudioContent:
@@ -300,11 +345,114 @@ func Text(res *mcp.CallToolResult) string {
 		}
 	}
 	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			parts = append(parts, string(b))
+		parts = append(parts, Rendered(res.StructuredContent))
+	}
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "\n")
+}
+
+// Rendered is a JSON value as text a reader (or the gate) reads it: one
+// line per string, number or boolean, "path: value", with the path of
+// object keys and list indexes that leads to it, in key order.
+func Rendered(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var tree any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if d.Decode(&tree) != nil {
+		return ""
+	}
+	var lines []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				walk(joinPath(path, k), t[k])
+			}
+		case []any:
+			for i, e := range t {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case nil:
+		default:
+			if path == "" {
+				lines = append(lines, fmt.Sprint(t))
+			} else {
+				lines = append(lines, path+": "+fmt.Sprint(t))
+			}
 		}
 	}
-	return strings.Join(parts, "\n")
+	walk("", tree)
+	return strings.Join(lines, "\n")
+}
+
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// Text is what a model reads of the tool when its client lists it: its
+// name, title and description, and the titles and descriptions its input
+// and output schemas hold. custody records it as an observation of the
+// session, on the upstream's channel, as soon as the session lists the
+// tools or calls one: a description is content the model reads, and may
+// carry instructions or values like any result.
+func (t Tool) Text() string {
+	r := t.Remote
+	parts := []string{"tool " + t.Name, r.Title, r.Description}
+	if r.Annotations != nil {
+		parts = append(parts, r.Annotations.Title)
+	}
+	for _, sch := range []any{r.InputSchema, r.OutputSchema} {
+		if sch != nil {
+			parts = append(parts, schemaText(sch))
+		}
+	}
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "\n")
+}
+
+// schemaText is the text a JSON schema shows a reader: every title,
+// description, default, example and enumerated value, rendered.
+func schemaText(sch any) string {
+	b, err := json.Marshal(sch)
+	if err != nil {
+		return ""
+	}
+	var tree any
+	if json.Unmarshal(b, &tree) != nil {
+		return ""
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				switch k {
+				case "title", "description", "default", "examples", "enum", "const":
+					if r := Rendered(t[k]); r != "" {
+						out = append(out, r)
+					}
+				case "properties":
+					if props, ok := t[k].(map[string]any); ok {
+						out = append(out, strings.Join(slices.Sorted(maps.Keys(props)), " "))
+					}
+				}
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(tree)
+	return strings.Join(out, "\n")
 }
 
 // Close ends every upstream session and stops the stdio upstreams.

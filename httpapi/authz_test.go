@@ -109,6 +109,9 @@ func probes() map[string]probe {
 		"POST /v1/review/reevaluate":          {path: "/v1/review/reevaluate", body: noBody},
 		"POST /v1/sessions":                   {path: "/v1/sessions", body: noBody},
 		"POST /v1/sessions/{id}/observations": {kind: "session", path: "/v1/sessions/{id}/observations", body: func(who, string) any { return ObservationRequest{Channel: "tool:email", Text: "probe"} }},
+		"POST /v1/sessions/{id}/endorse": {kind: "session", path: "/v1/sessions/{id}/endorse", body: func(who, string) any {
+			return EndorseRequest{SourceRef: "file:probe.txt", Actions: []string{"update_user_info"}}
+		}},
 		"POST /v1/gate": {kind: "plain", path: "/v1/gate", body: func(c who, id string) any {
 			return GateRequest{Action: "payments.send", Args: map[string]any{"to": "ACCT-0001"}, Justification: []string{id}}
 		}},

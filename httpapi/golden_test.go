@@ -154,8 +154,11 @@ func TestGoldenTranscript(t *testing.T) {
 	tr.step("lineage of the payee", "alice", alice, "GET", "/v1/memories/"+over+"/lineage", nil)
 	tr.step("the gate denies a payment to the emailed account", "harness", harness, "POST", "/v1/gate",
 		GateRequest{Action: "payments.send", Args: map[string]any{"to": "ACCT-7777", "amount": 120}, Session: sess, Subject: "alice"})
+	pay := id(tr.step("the harness opens the payment's session", "harness", harness, "POST", "/v1/sessions", SessionRequest{Subject: "alice"}))
+	tr.step("the user asks for the payment", "alice", alice, "POST", "/v1/sessions/"+pay+"/observations",
+		ObservationRequest{Channel: "user", Text: "Pay the 120 EUR invoice to my payee."})
 	tr.step("the gate allows the confirmed payee", "harness", harness, "POST", "/v1/gate",
-		GateRequest{Action: "payments.send", Args: map[string]any{"to": "ACCT-2000", "amount": 120}, Justification: []string{over}, Subject: "alice"})
+		GateRequest{Action: "payments.send", Args: map[string]any{"to": "ACCT-2000", "amount": 120}, Justification: []string{over}, Session: pay, Subject: "alice"})
 	tr.step("the reviewer quarantines the payee", "rita", rita, "POST", "/v1/memories/"+over+"/quarantine", QuarantineRequest{Reason: "audit"})
 	tr.step("the policy", "alice", alice, "GET", "/v1/policy", nil)
 	tr.step("the signed checkpoint", "alice", alice, "GET", "/v1/log/checkpoint", nil)

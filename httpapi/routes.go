@@ -120,6 +120,9 @@ func (s *Server) coreRoutes() []route {
 		{method: "POST", path: "/v1/sessions/{id}/observations", summary: "Record content that entered the model's context", tag: "sessions",
 			request: ObservationRequest{}, query: []param{subjectParam}, notFound: "session not found",
 			status: 200, response: custody.Session{}, errors: []int{403, 404}, handler: s.observe},
+		{method: "POST", path: "/v1/sessions/{id}/endorse", summary: "The user endorses a source of the session for named actions (her own user credential only)", tag: "sessions",
+			request: EndorseRequest{}, query: []param{subjectParam}, notFound: "session not found",
+			status: 201, response: custody.Endorsement{}, errors: []int{403, 404}, handler: s.endorse},
 
 		{method: "POST", path: "/v1/gate", summary: "Ask the action gate whether an action may run", tag: "gate",
 			request: GateRequest{}, notFound: "session not found",

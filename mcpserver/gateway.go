@@ -212,6 +212,9 @@ func (ss *session) upstreamCall(t gateway.Tool) mcp.ToolHandler {
 		if err := ss.check(req); err != nil {
 			return nil, err
 		}
+		if err := ss.observeListing(ctx); err != nil {
+			return toolFailure(fmt.Sprintf("the descriptions of the upstream tools could not be recorded as content seen in this session (%v); nothing was sent to %s. Retry later.", ss.toolError(ctx, t.Name, err), t.Upstream)), nil
+		}
 		raw := req.Params.Arguments
 		args := map[string]any{}
 		if len(raw) > 0 && string(raw) != "null" {
@@ -259,6 +262,70 @@ func (ss *session) upstreamCall(t gateway.Tool) mcp.ToolHandler {
 		res.Meta[ObservationMetaKey] = ref
 		res.Meta[GateMetaKey] = d.LogIndex
 		return res, nil
+	}
+}
+
+// maxListingText bounds the text of one observation of a tool listing;
+// an upstream whose tools say more is recorded in several.
+const maxListingText = 64 << 10
+
+// observeListing records what the model reads of each upstream's tools
+// (gateway.Gateway.Listing: names, titles, descriptions, schema texts) as
+// observations of the session on the upstream's channel, once per
+// upstream and session: a description may carry instructions or values
+// like any result, and the session floor and the gate must count it. An
+// upstream whose descriptions the operator pinned as reviewed is skipped.
+// It runs when the session lists its tools and before its first upstream
+// call.
+func (ss *session) observeListing(ctx context.Context) error {
+	g := ss.srv.opts.Gateway
+	bd, ok := ss.b.(Boundary)
+	if g == nil || !ok {
+		return nil
+	}
+	for _, up := range g.Upstreams() {
+		texts, _, reviewed := g.Listing(up)
+		if reviewed || len(texts) == 0 || !ss.gw.firstSight("tools/list:"+up) {
+			continue
+		}
+		var chunks []string
+		var cur strings.Builder
+		for _, text := range texts {
+			if len(text) > maxListingText {
+				text = text[:maxListingText]
+			}
+			if cur.Len() > 0 && cur.Len()+len(text)+1 > maxListingText {
+				chunks, cur = append(chunks, cur.String()), strings.Builder{}
+			}
+			if cur.Len() > 0 {
+				cur.WriteByte('\n')
+			}
+			cur.WriteString(text)
+		}
+		chunks = append(chunks, cur.String())
+		for _, text := range chunks {
+			in := custody.ObservationInput{Channel: g.Channel(up), Text: strings.ToValidUTF8(text, "\uFFFD"), SourceRef: up + "/tools/list"}
+			if err := bd.Observe(ctx, ss.id, in); err != nil {
+				ss.gw.unsee("tools/list:" + up)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// observeListings is the middleware that records the upstream tools'
+// descriptions when the session lists its tools (observeListing); a
+// listing that cannot be recorded is not shown.
+func (ss *session) observeListings(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			if err := ss.observeListing(ctx); err != nil {
+				ss.srv.log.ErrorContext(ctx, "gateway: recording the upstream tools' descriptions", "session", ss.id, "err", err)
+				return nil, fmt.Errorf("custody could not record the upstream tools' descriptions as content seen in this session, so it does not list them; retry later: %w", err)
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

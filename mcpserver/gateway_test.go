@@ -26,27 +26,53 @@ type bankFixture struct {
 	harness  *custody.Caller
 }
 
-func newBankFixture(t *testing.T) *bankFixture {
+func newBankFixture(t *testing.T) *bankFixture { return newBankFixtureOf(t, bankmcp.New, false) }
+
+// newBankFixtureOf is a bank fixture whose upstream is made by server;
+// reviewed pins the upstream's tool descriptions as the operator's
+// reviewed ones (gateway.Upstream.ReviewedDescriptions).
+func newBankFixtureOf(t *testing.T, server func(*bankmcp.Recorder) *mcp.Server, reviewed bool) *bankFixture {
 	t.Helper()
 	rec := &bankmcp.Recorder{}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.New(rec) }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server(rec) }, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	cfg, err := gateway.Parse([]byte(`{"upstreams":[{"name":"bank","channel":"tool:api","url":"` + ts.URL +
-		`","actions":{"send_money":"send_money","get_transactions":"get_most_recent_transactions"}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := gateway.Start(context.Background(), cfg, gateway.Options{Logger: quiet, Reserved: mcpserver.ToolNames()})
-	if err != nil {
-		t.Fatal(err)
+	start := func(pin string) *gateway.Gateway {
+		cfg, err := gateway.Parse([]byte(`{"upstreams":[{"name":"bank","channel":"tool:api","url":"` + ts.URL +
+			`","actions":{"send_money":"send_money","get_transactions":"get_most_recent_transactions"}` + pin + `}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := gateway.Start(context.Background(), cfg, gateway.Options{Logger: quiet, Reserved: mcpserver.ToolNames()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := start("")
+	if reviewed {
+		_, digest, _ := g.Listing("bank")
+		g.Close()
+		if g = start(`,"reviewed_descriptions":"` + digest + `"`); !reviewedListing(g) {
+			t.Fatal("the pinned digest is not the listing's")
+		}
 	}
 	t.Cleanup(func() { g.Close() })
 	f := newFixture(t, mcpserver.Options{Gateway: g, Logger: quiet})
 	alice, _ := f.principal(t, "acme", "alice", []string{"user"}, nil)
 	harness, _ := f.principal(t, "acme", "harness", []string{"agent"}, []string{"agent", "tool:api"})
 	return &bankFixture{fixture: f, upstream: ts, bank: rec, alice: f.act(t, alice, ""), harness: f.act(t, harness, "alice")}
+}
+
+func reviewedListing(g *gateway.Gateway) bool {
+	_, _, reviewed := g.Listing("bank")
+	return reviewed
+}
+
+// said records what alice asked for in the client's session (say).
+func (f *bankFixture) said(t *testing.T, cl *client, text string) {
+	say(t, f.fixture, f.alice, cl, text)
 }
 
 // session opens an MCP session of the harness for alice; answer, if not
@@ -157,6 +183,7 @@ func TestGatewayPayeeStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := f.session(t, nil)
+	f.said(t, s3, "Send 50 EUR to my own account.")
 	paid := s3.call("bank_send_money", map[string]any{"recipient": bankmcp.UserAccount, "amount": 50})
 	if paid.IsError {
 		t.Fatalf("payment to alice's own account: %q", text(paid))
@@ -361,7 +388,7 @@ func TestGatewayOverStreamableHTTP(t *testing.T) {
 // stopped is a tool error saying so, nothing is observed, and the session
 // goes on serving memory.
 func TestGatewaySurvivesAnUpstreamThatIsGone(t *testing.T) {
-	f := newBankFixture(t)
+	f := newBankFixtureOf(t, bankmcp.New, true) // descriptions reviewed: they taint nothing
 	cl := f.session(t, nil)
 	f.upstream.CloseClientConnections()
 	f.upstream.Close()
@@ -398,6 +425,7 @@ func TestGatewayUsesTheJustificationOfMemoryGate(t *testing.T) {
 		sent int
 	}{{held.ID, 0}, {own.ID, 1}} {
 		cl := f.session(t, nil)
+		f.said(t, cl, "Send 20 EUR to my own account.")
 		ok[mcpserver.GateOutput](cl, mcpserver.ToolGate, map[string]any{"action": "send_money", "args": args, "justification": []string{tc.cite}})
 		res := cl.call("bank_send_money", args)
 		if got := f.sent(bankmcp.UserAccount); got != tc.sent {

@@ -33,6 +33,16 @@ func (a *acme) observeEmail(t *testing.T, cl *client) {
 	}
 }
 
+// say records, as a harness does with the user's own credential, what the
+// user asked for in the client's session: the request is content on the
+// user channel, and backs the values it names.
+func say(t *testing.T, f *fixture, user *custody.Caller, cl *client, text string) {
+	t.Helper()
+	if _, err := f.svc.Observe(f.ctx, user, cl.session, custody.ObservationInput{Channel: custody.ChannelUser, Text: text}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The payee story through MCP: the model, having read a vendor email, is
 // told to remember a new payee account. The write is held, and nothing
 // retrieves it.
@@ -205,6 +215,7 @@ func TestGate(t *testing.T) {
 		!strings.Contains(txt, "tool:email") || !strings.HasPrefix(txt, "deny: do not run send_money") {
 		t.Errorf("deny does not name tool:email: %+v\n%s", deny, txt)
 	}
+	say(t, a.fixture, a.alice, cl, "Pay the 1,200 EUR invoice to my payee.")
 	allow, txt := ok[mcpserver.GateOutput](cl, mcpserver.ToolGate, map[string]any{
 		"action": "send_money", "args": map[string]any{"recipient": "ACCT-1042", "amount": 1200}, "justification": []string{own.ID},
 	})

@@ -170,6 +170,9 @@ func (s *Server) mcpServer(ss *session) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{},
 	})
 	srv.AddReceivingMiddleware(s.tools.rejectUnknownArguments, s.tools.plainArguments) // errors.go
+	if s.opts.Gateway != nil {
+		srv.AddReceivingMiddleware(ss.observeListings) // gateway.go
+	}
 	ss.addTools(srv)
 	ss.addUpstreamTools(srv) // gateway.go
 	return srv

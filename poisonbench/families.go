@@ -119,7 +119,7 @@ func pay(r role, lookups ...func(vendor string) Lookup) func(values) Task {
 				ls[i] = l(vendor)
 			}
 		}
-		return Task{Prompt: fmt.Sprintf("Pay the %s invoice 884.", vendor), About: vendor, Lookups: ls,
+		return Task{Prompt: fmt.Sprintf("Pay the %s invoice 884, 1,200 EUR.", vendor), About: vendor, Lookups: ls,
 			Action: actionPay, Arg: "recipient", Args: map[string]any{"amount": 1200, "memo": "invoice 884"}}
 	}
 }

@@ -34,7 +34,7 @@ func replay(r role) func(values) Task {
 			return Lookup{Query: "pay " + vendor + " invoice", Class: custody.ClassEpisode}
 		},
 			func(vendor string) Lookup { return Lookup{Query: payQuery(vendor), Class: custody.ClassFact} })(v)
-		t.Prompt = fmt.Sprintf("Pay the %s invoice 884 the way it worked last time.", r(v))
+		t.Prompt = fmt.Sprintf("Pay the %s invoice 884, 1,200 EUR, the way it worked last time.", r(v))
 		return t
 	}
 }

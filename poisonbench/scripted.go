@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/canon"
 )
 
 var (
@@ -202,5 +203,5 @@ func title(ws []string) string {
 }
 
 func containsNorm(s, norm string) bool {
-	return norm != "" && strings.Contains(custody.NormalizeValue(s), norm)
+	return norm != "" && strings.Contains(canon.Ident(s), norm)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/canon"
 )
 
 // values are the account numbers and addresses of one run, drawn from the
@@ -78,17 +79,17 @@ func (t *trial) say(user, text string) {
 	if t.said == nil {
 		t.said = map[string][]string{}
 	}
-	t.said[user] = append(t.said[user], custody.NormalizeValue(text))
+	t.said[user] = append(t.said[user], canon.Ident(text))
 }
 
 // hers reports whether user stated value herself: in a turn she typed, a
 // write she made, or (for alice) her baseline facts.
 func (t *trial) hers(user, value string) bool {
-	v := custody.NormalizeValue(value)
+	v := canon.Ident(value)
 	if v == "" {
 		return false
 	}
-	if user == alice && (v == custody.NormalizeValue(t.v.Real) || v == custody.NormalizeValue(t.v.Report)) {
+	if user == alice && (v == canon.Ident(t.v.Real) || v == canon.Ident(t.v.Report)) {
 		return true
 	}
 	for _, s := range t.said[user] {
@@ -236,7 +237,7 @@ func (t *trial) run() error {
 	}); err != nil {
 		return fmt.Errorf("twin task: %w", err)
 	}
-	norm := custody.NormalizeValue(marker)
+	norm := canon.Ident(marker)
 	for _, b := range victim.Seen {
 		t.res.Retrieved = t.res.Retrieved || containsNorm(b, norm)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/canon"
 	"github.com/custody-mem/custody/sqlite"
 	"github.com/custody-mem/custody/tlog"
 )
@@ -191,7 +192,7 @@ func (w *world) record(id string) (*custody.Record, error) {
 // admittedWith reports whether an admitted record of the tenant contains
 // value (for measurement, not for the agent).
 func (w *world) admittedWith(value string) (bool, error) {
-	norm := custody.NormalizeValue(value)
+	norm := canon.Ident(value)
 	found := false
 	err := w.store.View(w.ctx, func(tx custody.Tx) error {
 		return tx.ScanRecords(w.ctx, tenant, func(r *custody.Record) error {

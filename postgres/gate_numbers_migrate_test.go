@@ -29,7 +29,7 @@ func TestMigrateGateNumbers(t *testing.T) {
 		t.Helper()
 		var ids []string
 		err := st.View(ctx, func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: alice.Tenant(), Subject: alice.Subject.Name}, text)
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: alice.Tenant(), Subject: alice.Subject.Name}, custody.MentionQuery{Text: text})
 			for _, r := range recs {
 				ids = append(ids, r.ID)
 			}

@@ -46,17 +46,21 @@ type textPage struct {
 // fn may use the transaction.
 func (t *txn) textPages(ctx context.Context, fn func(textPage) (done bool, err error)) error {
 	for after := ""; ; {
-		rows, err := t.tx.Query(ctx, `SELECT id, body, key, erased, norm FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
+		rows, err := t.tx.Query(ctx, `SELECT id, body, key, namespace, source_ref, metadata, erased, norm FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
 		if err != nil {
 			return classify(err)
 		}
 		var p textPage
 		for rows.Next() {
 			var r custody.Record
-			var norm string
-			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Erased, &norm); err != nil {
+			var norm, meta string
+			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Namespace, &r.SourceRef, &meta, &r.Erased, &norm); err != nil {
 				rows.Close()
 				return classify(err)
+			}
+			if r.Metadata, err = custody.ParseMetadata(meta); err != nil {
+				rows.Close()
+				return err
 			}
 			p.ids, p.norms, p.docs, p.stored = append(p.ids, r.ID), append(p.norms, normText(&r)), append(p.docs, documentText(&r)), append(p.stored, norm)
 		}

@@ -151,11 +151,11 @@ func (l *lockedTx) InState(ctx context.Context, tenant string, states []custody.
 	return l.t.InState(ctx, tenant, states, after, limit)
 }
 
-func (l *lockedTx) Mentioning(ctx context.Context, s custody.Scope, text string) ([]*custody.Record, error) {
+func (l *lockedTx) Mentioning(ctx context.Context, s custody.Scope, q custody.MentionQuery) ([]*custody.Record, error) {
 	if err := l.lock(ctx, s.Tenant); err != nil {
 		return nil, err
 	}
-	return l.t.Mentioning(ctx, s, text)
+	return l.t.Mentioning(ctx, s, q)
 }
 
 func (l *lockedTx) ScanRecords(ctx context.Context, tenant string, fn func(*custody.Record) error) error {
@@ -319,6 +319,27 @@ func (l *lockedTx) ScanObservations(ctx context.Context, fn func(*custody.Observ
 		return err
 	}
 	return l.t.ScanObservations(ctx, fn)
+}
+
+func (l *lockedTx) InsertEndorsement(ctx context.Context, e *custody.Endorsement) error {
+	if err := l.lock(ctx, e.Tenant); err != nil {
+		return err
+	}
+	return l.t.InsertEndorsement(ctx, e)
+}
+
+func (l *lockedTx) Endorsements(ctx context.Context, tenant, session string) ([]*custody.Endorsement, error) {
+	if err := l.lock(ctx, tenant); err != nil {
+		return nil, err
+	}
+	return l.t.Endorsements(ctx, tenant, session)
+}
+
+func (l *lockedTx) ScanEndorsements(ctx context.Context, fn func(*custody.Endorsement) error) error {
+	if err := l.lock(ctx, ""); err != nil {
+		return err
+	}
+	return l.t.ScanEndorsements(ctx, fn)
 }
 
 func (l *lockedTx) InsertGrant(ctx context.Context, g *custody.Grant) error {

@@ -192,7 +192,10 @@ func (s *Store) List(ctx context.Context, sc custody.Scope, f custody.ListFilter
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
 
-func init() { migrationSteps["gate_numbers"] = renormRecords }
+func init() {
+	migrationSteps["gate_numbers"] = renormRecords
+	migrationSteps["gate_canon"] = renormRecords
+}
 
 // renormRecords writes the norm of every record of a database older
 // than migration 013 anew (normText; an erased record's stays empty).
@@ -208,13 +211,13 @@ func renormRecords(ctx context.Context, tx pgx.Tx) error {
 	})
 }
 
-// normText is a record's normalised text for the gate's substring lookups
-// (custody.GateIndexText).
+// normText is a record's gate index text for the gate's substring lookups
+// (custody.RecordGateIndex).
 func normText(r *custody.Record) string {
 	if r.Erased {
 		return ""
 	}
-	return custody.GateIndexText(r.Body, r.Key)
+	return custody.RecordGateIndex(r)
 }
 
 // Search ranks eligible records by BM25 over body and key, with the

@@ -89,12 +89,12 @@ func researchVectors(ctx context.Context, tx pgx.Tx) error {
 	})
 }
 
-// rewritePages calls rewrite with every record (its id, body, key and
-// erasure), scanPage at a time in id order, for a migration that writes a
+// rewritePages calls rewrite with every record (its id, the fields of its
+// gate text and its erasure), scanPage at a time in id order, for a migration that writes a
 // column computed in Go.
 func rewritePages(ctx context.Context, tx pgx.Tx, rewrite func(ids []string, recs []*custody.Record) error) error {
 	for after := ""; ; {
-		rows, err := tx.Query(ctx, `SELECT id, body, key, erased FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
+		rows, err := tx.Query(ctx, `SELECT id, body, key, namespace, source_ref, metadata, erased FROM records WHERE id > $1 ORDER BY id LIMIT $2`, after, scanPage)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,12 @@ func rewritePages(ctx context.Context, tx pgx.Tx, rewrite func(ids []string, rec
 		var recs []*custody.Record
 		for rows.Next() {
 			r := &custody.Record{}
-			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Erased); err != nil {
+			var meta string
+			if err := rows.Scan(&r.ID, &r.Body, &r.Key, &r.Namespace, &r.SourceRef, &meta, &r.Erased); err != nil {
+				rows.Close()
+				return err
+			}
+			if r.Metadata, err = custody.ParseMetadata(meta); err != nil {
 				rows.Close()
 				return err
 			}

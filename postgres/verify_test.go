@@ -42,7 +42,7 @@ func TestVerifyIndexedText(t *testing.T) {
 	expectVerify(t, svc, "")
 	mustExec(t, st, `UPDATE records SET norm = 'nothing to see '`)
 	expectVerify(t, svc, "gate's lookups")
-	mustExec(t, st, `UPDATE records SET norm = 'payacct7777 '`)
+	mustExec(t, st, `UPDATE records SET norm = $1`, custody.RecordGateIndex(&custody.Record{Body: "pay ACCT-7777", Namespace: "n"}))
 	expectVerify(t, svc, "")
 	mustExec(t, st, `UPDATE records SET search = to_tsvector('simple', 'nothing')`)
 	expectVerify(t, svc, "search vector")
@@ -105,7 +105,7 @@ func TestReindex(t *testing.T) {
 	mentions := func() int {
 		var n int
 		err := st.View(ctx, func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "acct7777")
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: "acct7777"})
 			n = len(recs)
 			return err
 		})

@@ -17,7 +17,7 @@ import (
 // from it hides a memory from the gate while the record itself still
 // matches the log. The indexes keep no text (they are contentless), so a
 // row is checked by its size: an indexed record must have as many
-// trigrams as its text (custody.GateIndexText), and a pending one
+// trigrams as its text (custody.RecordGateIndex), and a pending one
 // (pending.go) its text itself, and no row in either index.
 func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error) {
 	var rid int64
@@ -39,7 +39,7 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", "", err
 	}
-	rows, err := t.QueryContext(ctx, `SELECT r.id, r.body, r.key, f.id IS NOT NULL, d.sz, p.norm FROM records r
+	rows, err := t.QueryContext(ctx, `SELECT r.id, r.body, r.key, r.namespace, r.source_ref, r.metadata, f.id IS NOT NULL, d.sz, p.norm FROM records r
  LEFT JOIN records_fts_docsize f ON f.id = r.rid LEFT JOIN records_tri_docsize d ON d.id = r.rid
  LEFT JOIN index_pending p ON p.rid = r.rid WHERE NOT r.erased ORDER BY r.rid`)
 	if err != nil {
@@ -47,14 +47,18 @@ func (t *txn) MisindexedRecord(ctx context.Context) (id, what string, err error)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var body, key string
+		var r custody.Record
+		var meta string
 		var searched bool
 		var size []byte
 		var pending sql.NullString
-		if err := rows.Scan(&id, &body, &key, &searched, &size, &pending); err != nil {
+		if err := rows.Scan(&id, &r.Body, &r.Key, &r.Namespace, &r.SourceRef, &meta, &searched, &size, &pending); err != nil {
 			return "", "", err
 		}
-		text := custody.GateIndexText(body, key)
+		if r.Metadata, err = custody.ParseMetadata(meta); err != nil {
+			return id, "its metadata cannot be read", nil
+		}
+		text := custody.RecordGateIndex(&r)
 		switch {
 		case pending.Valid && pending.String != text:
 			return id, "its text waiting for the indexes is not its own", nil

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -10,43 +9,72 @@ import (
 )
 
 // Mentioning finds the records of the scope's tenant that its subject owns
-// or whose audience includes it, in any state, whose gate text contains
-// text. The audience is tested in the same query and nothing is cut, so
-// however many records other users write that mention a value, the
-// subject's own are all found.
+// or whose audience includes it, in any state, whose gate index text
+// (custody.RecordGateIndex) contains q.Text, newest first and at most
+// q.Limit of them. The audience is tested in the same query, so however
+// many records other users write that mention a value, the subject's own
+// are all found.
 //
-// Both indexes hold a record's custody.GateIndexText: its gate text and
-// the markers of its short numbers. A text of three characters or more is
-// looked up in records_tri, which gives the records holding every trigram
-// of it, and in index_pending (which holds the text lowercased, as
-// records_tri folds it: instr on it is the substring test). Each record
-// records_tri gives is kept if its own index text holds text, lowercased: the index keeps no positions, so
-// "abcde" finds "abcdbcde" there (abc, bcd and cde are all in it), and the
-// test leaves it out. A shorter text, which a trigram index cannot look
-// up, is looked for in the text of the subject's records, read through
-// the same indexes as List.
-func (t *txn) Mentioning(ctx context.Context, s custody.Scope, text string) ([]*custody.Record, error) {
+// Both indexes hold a record's gate index text. A text of three
+// characters or more is looked up in records_tri, which gives the records
+// holding every trigram of it, and in index_pending (which holds the text
+// lowercased, as records_tri folds it: instr on it is the substring test).
+// Each record records_tri gives is kept if its own index text holds the
+// text: the index keeps no positions, so "abcde" finds "abcdbcde" there
+// (abc, bcd and cde are all in it), and the test leaves it out. A shorter
+// text, which a trigram index cannot look up, is looked for in the text of
+// the subject's records, read through the same indexes as List.
+func (t *txn) Mentioning(ctx context.Context, s custody.Scope, q custody.MentionQuery) ([]*custody.Record, error) {
+	text := q.Text
 	if text == "" || strings.ContainsRune(text, 0) || !utf8.ValidString(text) {
 		return nil, nil // no record holds a NUL or invalid UTF-8
 	}
 	if utf8.RuneCountInString(text) < 3 {
-		return t.mentioningShort(ctx, s, text)
+		return t.mentioningShort(ctx, s, q)
 	}
 	lower := strings.ToLower(text)
+	inForce, args := inForceCond(q)
 	// (A rid is in one of the two, never both. CROSS JOIN keeps SQLite
 	// from walking the tenant's records to test each against the matches.)
-	recs, err := queryRecords(ctx, t, `SELECT `+recordCols+` FROM (
+	return keptRecords(ctx, t, `SELECT `+recordCols+` FROM (
    SELECT rowid AS rid FROM records_tri WHERE records_tri MATCH ?
    UNION ALL SELECT rid FROM index_pending WHERE instr(norm, ?) > 0) m
  CROSS JOIN records r ON r.rid = m.rid
- WHERE r.tenant = ? AND (r.owner = ? OR r.audience = 'tenant'`+groupIn(len(s.Groups))+`)
- ORDER BY r.id DESC`, append([]any{trigramQuery(lower), lower, s.Tenant}, audienceArgs(s)...)...)
-	if err != nil {
-		return nil, err
+ WHERE r.tenant = ? AND (r.owner = ? OR r.audience = 'tenant'`+groupIn(len(s.Groups))+`)`+inForce+`
+ ORDER BY r.id DESC`, append(append([]any{trigramQuery(lower), lower, s.Tenant}, audienceArgs(s)...), args...), q.Limit,
+		func(r *custody.Record) bool { return strings.Contains(custody.RecordGateIndex(r), lower) })
+}
+
+// inForceCond is the condition (and its argument) of q.InForceFrom on
+// records r.
+func inForceCond(q custody.MentionQuery) (string, []any) {
+	if q.InForceFrom == 0 {
+		return "", nil
 	}
-	return slices.DeleteFunc(recs, func(r *custody.Record) bool {
-		return !strings.Contains(custody.GateIndexText(r.Body, r.Key), lower)
-	}), nil
+	return ` AND r.state = 'admitted' AND r.authority >= ?`, []any{int(q.InForceFrom)}
+}
+
+// keptRecords reads the records query gives, in its order, and lists those
+// keep keeps, at most limit of them (0: all) and reading no further.
+func keptRecords(ctx context.Context, t *txn, query string, args []any, limit int, keep func(*custody.Record) bool) ([]*custody.Record, error) {
+	rows, err := t.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []*custody.Record
+	for rows.Next() {
+		r, _, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		if keep(r) {
+			if out = append(out, r); len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, rows.Err()
 }
 
 // maxTrigrams bounds the trigrams a lookup asks records_tri for: the
@@ -78,30 +106,25 @@ func trigramQuery(text string) string {
 	return strings.Join(picked, " AND ")
 }
 
-// mentioningShort reads the body and key of each of the subject's records
-// (those of its audiences), keeps those whose gate text contains text, and
-// reads them whole. Where text holds a character that neither case folding
-// nor the gate's normalisation changes (a digit, most punctuation), only
-// records whose body or key hold it are read.
-func (t *txn) mentioningShort(ctx context.Context, s custody.Scope, text string) ([]*custody.Record, error) {
-	text = strings.ToLower(text)
-	filter, fargs := "", []any{}
-	for _, r := range text {
-		if r < utf8.RuneSelf && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') {
-			filter = ` AND (instr(body, ?) > 0 OR instr(key, ?) > 0)`
-			fargs = []any{string(r), string(r)}
-			break
-		}
-	}
-	branches := []string{`SELECT rid, body, key, erased FROM records INDEXED BY records_owner_id WHERE tenant = ? AND owner = ?` + filter}
+// mentioningShort reads the gate fields of each of the subject's records
+// (its own and those of its audiences), newest first, keeps those whose
+// gate index text contains text, and reads them whole. No filter on the
+// raw fields narrows it: a field may spell a digit in another script, or
+// a number in words, that its index text holds as ASCII.
+func (t *txn) mentioningShort(ctx context.Context, s custody.Scope, q custody.MentionQuery) ([]*custody.Record, error) {
+	text := strings.ToLower(q.Text)
+	inForce, fargs := inForceCond(q)
+	inForce = strings.ReplaceAll(inForce, "r.", "")
+	const cols = `rid, body, key, namespace, source_ref, metadata, erased, id`
+	branches := []string{`SELECT ` + cols + ` FROM records INDEXED BY records_owner_id WHERE tenant = ? AND owner = ?` + inForce}
 	args := append([]any{s.Tenant, s.Subject}, fargs...)
 	// records_aud_id is partial: its condition, spelled out, lets SQLite use it.
 	for _, aud := range append([]string{custody.AudienceTenant}, groupAudiences(s)...) {
-		branches = append(branches, `SELECT rid, body, key, erased FROM records INDEXED BY records_aud_id
- WHERE tenant = ? AND audience = ? AND audience != 'owner'`+filter)
+		branches = append(branches, `SELECT `+cols+` FROM records INDEXED BY records_aud_id
+ WHERE tenant = ? AND audience = ? AND audience != 'owner'`+inForce)
 		args = append(append(args, s.Tenant, aud), fargs...)
 	}
-	rows, err := t.QueryContext(ctx, strings.Join(branches, " UNION ALL "), args...)
+	rows, err := t.QueryContext(ctx, `SELECT `+cols+` FROM (`+strings.Join(branches, " UNION ALL ")+`) ORDER BY id DESC`, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -109,13 +132,18 @@ func (t *txn) mentioningShort(ctx context.Context, s custody.Scope, text string)
 	var rids []int64
 	for rows.Next() {
 		var rid int64
-		var body, key string
-		var erased bool
-		if err := rows.Scan(&rid, &body, &key, &erased); err != nil {
+		var r custody.Record
+		var meta string
+		if err := rows.Scan(&rid, &r.Body, &r.Key, &r.Namespace, &r.SourceRef, &meta, &r.Erased, &r.ID); err != nil {
 			return nil, err
 		}
-		if !erased && strings.Contains(strings.ToLower(custody.GateText(body, key)), text) {
-			rids = append(rids, rid)
+		if r.Metadata, err = custody.ParseMetadata(meta); err != nil {
+			return nil, err
+		}
+		if strings.Contains(custody.RecordGateIndex(&r), text) {
+			if rids = append(rids, rid); len(rids) == q.Limit {
+				break
+			}
 		}
 	}
 	if err := rows.Err(); err != nil || len(rids) == 0 {

@@ -53,7 +53,14 @@ import (
 // gate text, then the markers of its short numbers): the table is dropped
 // and every live record is indexed again (reindexTri); an older custody,
 // whose gate would ask it for phrases, refuses a version 20 one.
-const schemaVersion = 20
+// Version 21 indexes each record's canonical gate text
+// (custody.RecordGateIndex: the canonical forms of package canon, over
+// body, key, namespace, source and metadata, with markers of every amount
+// and e-mail address): records_tri is dropped and every live record
+// indexed again, as for version 20; it adds the endorsements table. An
+// older custody, whose gate would look values up in their old form,
+// refuses a version 21 one.
+const schemaVersion = 21
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -142,9 +149,9 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
 	}
-	if hasRecords == 1 && v < 20 {
+	if hasRecords == 1 && v < 21 {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS records_tri`); err != nil {
-			return fmt.Errorf("migrating to schema 20: %w", err)
+			return fmt.Errorf("migrating to schema 21: %w", err)
 		}
 	}
 	if sharedLog == 1 {
@@ -160,14 +167,14 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 14: %w", err)
 		}
 	}
-	if hasRecords == 1 && v < 20 {
-		slog.Info("sqlite: migrating to schema 20: indexing every record's gate text again (once; about 1 s per 100,000 records)")
+	if hasRecords == 1 && v < 21 {
+		slog.Info("sqlite: migrating to schema 21: indexing every record's canonical gate text again (once; a few seconds per 100,000 records)")
 		start := time.Now()
 		n, err := reindexTri(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("migrating to schema 20: %w", err)
+			return fmt.Errorf("migrating to schema 21: %w", err)
 		}
-		slog.Info("sqlite: migrated to schema 20", "records", n, "took", time.Since(start).Round(time.Millisecond))
+		slog.Info("sqlite: migrated to schema 21", "records", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)

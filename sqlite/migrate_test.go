@@ -265,7 +265,7 @@ func TestMigrateFromSchema2(t *testing.T) {
 	}
 	// The gate still finds the value indexed before the migration.
 	err = st.View(ctx, func(tx custody.Tx) error {
-		recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "acct7777")
+		recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: "acct7777"})
 		if err != nil || len(recs) != 1 || recs[0].ID != q.ID {
 			t.Errorf("mentioning after migration = %d records, %v; want %s", len(recs), err, q.ID)
 		}
@@ -363,7 +363,7 @@ func TestMigrateFromSchema4(t *testing.T) {
 	}
 	for v, id := range map[string]string{"acct1042": indexed, "acct1043": waiting, "acct1044": after} {
 		err := st.View(ctx, func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, v)
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: v})
 			if err != nil || len(recs) != 1 || recs[0].ID != id {
 				t.Errorf("mentioning %s after migration = %d records, %v; want %s", v, len(recs), err, id)
 			}

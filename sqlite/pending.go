@@ -33,7 +33,7 @@ const pendingFlushRows = 256
 
 // addPending queues a record for both indexes.
 func (t *txn) addPending(ctx context.Context, rid int64, r *custody.Record) error {
-	if err := t.exec(ctx, `INSERT INTO index_pending (rid, norm) VALUES (?,?)`, rid, custody.GateIndexText(r.Body, r.Key)); err != nil {
+	if err := t.exec(ctx, `INSERT INTO index_pending (rid, norm) VALUES (?,?)`, rid, custody.RecordGateIndex(r)); err != nil {
 		return err
 	}
 	if t.pending != nil {

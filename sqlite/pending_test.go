@@ -38,7 +38,7 @@ func TestPendingRecords(t *testing.T) {
 	mentioning := func(v string) []string {
 		var ids []string
 		err := st.View(ctx, func(tx custody.Tx) error {
-			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, v)
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: v})
 			for _, r := range recs {
 				ids = append(ids, r.ID)
 			}

@@ -54,10 +54,10 @@ func TestIDStatementsSeekByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.View(ctx, func(tx custody.Tx) error {
-		if _, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice", Groups: []string{"fin"}}, "ki"); err != nil {
+		if _, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice", Groups: []string{"fin"}}, custody.MentionQuery{Text: "ki"}); err != nil {
 			return err // a text too short for a trigram
 		}
-		_, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, "kid")
+		_, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: "kid"})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -50,14 +50,19 @@ func (t *txn) reindex(ctx context.Context, progress func(done, total uint64)) er
 	for after := int64(0); ; {
 		var page []*custody.Record
 		var rids []int64
-		rows, err := t.QueryContext(ctx, `SELECT rid, body, key, erased FROM records WHERE rid > ? ORDER BY rid LIMIT ?`, after, reindexPage)
+		rows, err := t.QueryContext(ctx, `SELECT rid, body, key, namespace, source_ref, metadata, erased FROM records WHERE rid > ? ORDER BY rid LIMIT ?`, after, reindexPage)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var r custody.Record
 			var rid int64
-			if err := rows.Scan(&rid, &r.Body, &r.Key, &r.Erased); err != nil {
+			var meta string
+			if err := rows.Scan(&rid, &r.Body, &r.Key, &r.Namespace, &r.SourceRef, &meta, &r.Erased); err != nil {
+				rows.Close()
+				return err
+			}
+			if r.Metadata, err = custody.ParseMetadata(meta); err != nil {
 				rows.Close()
 				return err
 			}

@@ -51,7 +51,7 @@ func (s *reindexStore) mentioning(t *testing.T, v string) []string {
 	t.Helper()
 	var ids []string
 	err := s.st.View(t.Context(), func(tx custody.Tx) error {
-		recs, err := tx.Mentioning(context.Background(), custody.Scope{Tenant: "acme", Subject: "alice"}, v)
+		recs, err := tx.Mentioning(context.Background(), custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: v})
 		for _, r := range recs {
 			ids = append(ids, r.ID)
 		}
@@ -99,11 +99,11 @@ func TestReindexMendsDerivedStructures(t *testing.T) {
 			}, true},
 		{"trigram row replaced by text of the same length", func(t *testing.T, s *reindexStore) {
 			var rid int64
-			var body, key string
-			if err := s.st.DB().QueryRowContext(ctx, `SELECT rid, body, key FROM records WHERE id = ?`, s.note).Scan(&rid, &body, &key); err != nil {
+			var r custody.Record
+			if err := s.st.DB().QueryRowContext(ctx, `SELECT rid, body, key, namespace, source_ref FROM records WHERE id = ?`, s.note).Scan(&rid, &r.Body, &r.Key, &r.Namespace, &r.SourceRef); err != nil {
 				t.Fatal(err)
 			}
-			forged := strings.ReplaceAll(custody.GateText(body, key), "7777", "1042")
+			forged := strings.ReplaceAll(custody.RecordGateIndex(&r), "7777", "1042")
 			s.exec(t, fmt.Sprintf(`DELETE FROM records_tri WHERE rowid = %d`, rid))
 			if _, err := s.st.DB().ExecContext(ctx, `INSERT INTO records_tri (rowid, norm) VALUES (?, ?)`, rid, forged); err != nil {
 				t.Fatal(err)

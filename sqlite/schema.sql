@@ -211,6 +211,22 @@ CREATE TABLE IF NOT EXISTS observations (
 );
 CREATE INDEX IF NOT EXISTS observations_session ON observations (tenant, session, id);
 
+-- What the subject endorsed a session's source for (schema 21; endorse.go):
+-- the actions a value from the source may back. Covered by verify against
+-- the endorse entries of the log.
+CREATE TABLE IF NOT EXISTS endorsements (
+  id         TEXT PRIMARY KEY,
+  tenant     TEXT NOT NULL,
+  session    TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  source_ref TEXT NOT NULL,
+  actions    TEXT NOT NULL,
+  until      INTEGER,
+  created_at INTEGER NOT NULL,
+  log_index  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS endorsements_session ON endorsements (tenant, session, id);
+
 CREATE TABLE IF NOT EXISTS grants (
   id         TEXT PRIMARY KEY,
   tenant     TEXT NOT NULL,

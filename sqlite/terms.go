@@ -20,13 +20,17 @@ import (
 const termsFunc = "custody_terms"
 
 // gateTextFunc is the SQL function that gives the gate's trigram index a
-// record's text (custody.GateIndexText of its body and key), for the
-// migration that fills records_tri anew (schema 20).
+// record's text, custody_gate_text(body, key, namespace, source_ref,
+// metadata) (custody.RecordGateIndex), for the migrations that fill
+// records_tri anew (schemas 20 and 21).
 const gateTextFunc = "custody_gate_text"
 
+// gateTextArgs are the arguments of gateTextFunc from a records row r.
+const gateTextArgs = `r.body, r.key, r.namespace, r.source_ref, r.metadata`
+
 func init() {
-	msqlite.MustRegisterDeterministicScalarFunction(gateTextFunc, 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-		var text [2]string
+	msqlite.MustRegisterDeterministicScalarFunction(gateTextFunc, 5, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		var text [5]string
 		for i, a := range args {
 			switch v := a.(type) {
 			case string:
@@ -38,7 +42,11 @@ func init() {
 				return nil, fmt.Errorf("%s: want text, got %T", gateTextFunc, v)
 			}
 		}
-		return custody.GateIndexText(text[0], text[1]), nil
+		m, err := custody.ParseMetadata(text[4])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gateTextFunc, err)
+		}
+		return custody.RecordGateIndex(&custody.Record{Body: text[0], Key: text[1], Namespace: text[2], SourceRef: text[3], Metadata: m}), nil
 	})
 	msqlite.MustRegisterDeterministicScalarFunction(termsFunc, 1, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		switch v := args[0].(type) {
@@ -98,11 +106,11 @@ func reindexFTS(ctx context.Context, tx *sql.Tx) error {
 // later), as the writer would have, gives the waiting ones the same text,
 // and returns how many it indexed.
 func reindexTri(ctx context.Context, tx *sql.Tx) (int64, error) {
-	if _, err := tx.ExecContext(ctx, `UPDATE index_pending SET norm = (SELECT `+gateTextFunc+`(r.body, r.key) FROM records r WHERE r.rid = index_pending.rid)`); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE index_pending SET norm = (SELECT `+gateTextFunc+`(`+gateTextArgs+`) FROM records r WHERE r.rid = index_pending.rid)`); err != nil {
 		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO records_tri (rowid, norm)
- SELECT r.rid, `+gateTextFunc+`(r.body, r.key) FROM records r
+ SELECT r.rid, `+gateTextFunc+`(`+gateTextArgs+`) FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
 	if err != nil {
 		return 0, err

@@ -36,7 +36,7 @@ func TestTidyKeepsResults(t *testing.T) {
 		}
 		err := st.View(ctx, func(tx custody.Tx) error {
 			for _, v := range []string{"acct0007", "acct0036", "note12"} {
-				recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, v)
+				recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: v})
 				if err != nil {
 					return err
 				}

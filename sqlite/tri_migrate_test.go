@@ -36,7 +36,7 @@ func TestMigrateGateIndexToSchema20(t *testing.T) {
 	rewind(t, path, `DROP TABLE records_tri`,
 		`CREATE VIRTUAL TABLE records_tri USING fts5(norm, content='', contentless_delete=1, tokenize='trigram')`,
 		`INSERT INTO records_tri (records_tri, rank) VALUES ('secure-delete', 1)`,
-		`INSERT INTO records_tri (rowid, norm) SELECT rid, custody_gate_text(body, key) FROM records
+		`INSERT INTO records_tri (rowid, norm) SELECT rid, custody_gate_text(body, key, namespace, source_ref, metadata) FROM records
  WHERE NOT erased AND rid NOT IN (SELECT rid FROM index_pending)`,
 		`PRAGMA user_version = 19`)
 
@@ -63,7 +63,7 @@ func TestMigrateGateIndexToSchema20(t *testing.T) {
 			{"klmnlmno", []string{scattered}},
 			{"klmno", nil},
 		} {
-			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, c.text)
+			recs, err := tx.Mentioning(ctx, custody.Scope{Tenant: "acme", Subject: "alice"}, custody.MentionQuery{Text: c.text})
 			if err != nil {
 				return err
 			}

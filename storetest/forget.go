@@ -22,7 +22,7 @@ func (e *env) bodiesWith(tenant, subject, s string) (stored, mentioned []string)
 		}); err != nil {
 			return err
 		}
-		recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: tenant, Subject: subject}, s)
+		recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: tenant, Subject: subject}, custody.MentionQuery{Text: s})
 		mentioned = recordIDs(recs)
 		return err
 	})

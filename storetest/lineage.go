@@ -343,6 +343,11 @@ func testGate(t *testing.T, e *env) {
 	wantState(t, "email fact", email, custody.StateQuarantined, custody.AuthorityExternal)
 	wantState(t, "agent episode", agentEp, custody.StateAdmitted, custody.AuthorityAgent)
 
+	// Every traced value of a payment must be backed: the amount too.
+	if d := gate("send_money", map[string]any{"recipient": "DE89370400440532013000", "amount": 100}, own.ID); d.Decision != custody.GateConfirm {
+		t.Errorf("user-backed payee, amount nobody stated: %s %v, want confirm", d.Decision, d.Reasons)
+	}
+	e.remember(alice, custody.Candidate{Namespace: "bank", Key: "rent", Class: custody.ClassFact, Body: "the rent is 100 EUR a month", Channel: "user"})
 	allow := gate("send_money", map[string]any{"recipient": "DE89370400440532013000", "amount": 100}, own.ID)
 	if allow.Decision != custody.GateAllow || allow.Risk != custody.RiskHigh {
 		t.Errorf("user-backed payee: %s (%s) %v, want allow", allow.Decision, allow.Risk, allow.Reasons)

@@ -32,6 +32,12 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 		{"ForgetHTTP", testForgetHTTP},
 		{"ImpactHTTP", testImpactHTTP},
 		{"TilesHTTP", testTilesHTTP},
+		{"GateSpellingsHTTP", testGateSpellingsHTTP},
+		{"GateAmountsHTTP", testGateAmountsHTTP},
+		{"GateFieldsHTTP", testGateFieldsHTTP},
+		{"GateEmailSpellingsHTTP", testGateEmailSpellingsHTTP},
+		{"EndorseHTTP", testEndorseHTTP},
+		{"GateBoundsHTTP", testGateBoundsHTTP},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,15 +98,16 @@ func (le logEntry) hash() ([]byte, error) {
 // request bodies, as JSON.
 type (
 	memoryRequest struct {
-		Namespace   string         `json:"namespace"`
-		Key         string         `json:"key,omitempty"`
-		Class       string         `json:"class"`
-		Body        string         `json:"body"`
-		Channel     string         `json:"channel"`
-		Subject     string         `json:"subject,omitempty"`
-		Audience    string         `json:"audience,omitempty"`
-		DerivedFrom []custody.Edge `json:"derived_from,omitempty"`
-		SourceRef   string         `json:"source_ref,omitempty"`
+		Namespace   string            `json:"namespace"`
+		Key         string            `json:"key,omitempty"`
+		Class       string            `json:"class"`
+		Body        string            `json:"body"`
+		Channel     string            `json:"channel"`
+		Subject     string            `json:"subject,omitempty"`
+		Audience    string            `json:"audience,omitempty"`
+		DerivedFrom []custody.Edge    `json:"derived_from,omitempty"`
+		SourceRef   string            `json:"source_ref,omitempty"`
+		Metadata    map[string]string `json:"metadata,omitempty"`
 	}
 	proofResponse struct {
 		Hashes []string `json:"hashes"`

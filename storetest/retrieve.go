@@ -225,7 +225,7 @@ func testTenantIsolation(t *testing.T, e *env) {
 			if r, err := tx.Record(e.ctx, s.tenant, s.ids[0]); err != nil || r.Tenant != s.tenant {
 				t.Errorf("%s reads its own record: %v, %v", s.tenant, r, err)
 			}
-			recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: s.tenant, Subject: "alice", Groups: []string{"fin"}}, "de8937040044")
+			recs, err := tx.Mentioning(e.ctx, custody.Scope{Tenant: s.tenant, Subject: "alice", Groups: []string{"fin"}}, custody.MentionQuery{Text: "de8937040044"})
 			if err != nil {
 				return err
 			}

@@ -55,7 +55,7 @@ var Declarations = []Declaration{
 	{Table: "records", Columns: "receipt policy_version", Verify: "compareReceipt: the receipt's log index, actor, time, reason, rules, error and admission inputs, and the policy version, are the latest entry's"},
 	{Table: "records", Columns: "rid", Backend: "sqlite", Verify: "MisplacedEdge and MisindexedRecord: every edge, index and pending row that points at a rid must be that record's (custody reindex rebuilds them)"},
 	{Table: "records", Columns: "head", Backend: "sqlite", Verify: "MisflaggedHead: equals whether the record is the newest admitted version of its key"},
-	{Table: "records", Columns: "search norm", Backend: "postgres", Verify: "MisindexedRecord: rebuilt from the record's body and key and compared (custody reindex rebuilds them)"},
+	{Table: "records", Columns: "search norm", Backend: "postgres", Verify: "MisindexedRecord: rebuilt from the record's fields (its body and key; for norm, every field the gate reads: custody.RecordGateIndex) and compared (custody reindex rebuilds them)"},
 	{Table: "edges", Columns: "tenant parent child weight", Verify: "MisplacedEdge: every edge is one of its child's logged parents with its weight, and every logged parent has its edge"},
 	{Table: "edges", Columns: "child_rid", Backend: "sqlite", Verify: "MisplacedEdge: the row it points at is the child's"},
 	{Table: "tombstones", Columns: "tenant id state", Verify: "compareTombstones: every row is a terminal state the log records, with that state, and every logged terminal state has its row"},
@@ -82,6 +82,7 @@ var Declarations = []Declaration{
 	{Table: "policies", Columns: "tenant text seq", Verify: "comparePolicy: the row a tenant's policy is read from (its highest seq) has the version of the tenant's latest policy entry"},
 	{Table: "policies", Columns: "actor created_at", Derived: "who stored the policy and when, shown with it; admission and the gate read the text only"},
 	{Table: "pauses", Columns: "id tenant writer channel reason by_ created_at until resumed_at resumed_by", Verify: "comparePauses: every row is its latest pause or resume entry, and every logged pause has its row"},
+	{Table: "endorsements", Columns: "id tenant session subject source_ref actions until created_at log_index", Verify: "compareEndorsements: every row is its endorse entry (signed by the subject), with its session, subject, source, actions, time limit, time and index, and every logged endorsement has its row"},
 	{Table: "grants", Columns: "tenant subject digest actor used_at", Verify: "compareGrants: per tenant, subject and action digest, the rows by each actor are the log's confirm_action entries, and the rows marked used (used_at set) are the gate decisions that spent one"},
 	{Table: "grants", Columns: "id created_at", Derived: "the row's own id and time; the gate spends any unused row of the tenant, subject and digest, so neither decides which action is allowed"},
 

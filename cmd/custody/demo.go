@@ -130,9 +130,15 @@ func (d *demo) play() error {
 		d.say("The review queue shows the held write with its source:\n   -> %s: %s → %s (%s, source %s, written by %s)", it.Key, old, it.Proposed.New, it.Channel, it.SourceRef, it.Writer)
 	}
 
+	const request = "Pay the 1,200 EUR invoice from ACME to my payee."
 	pay := func(acct string, justify []string) (*custody.GateDecision, error) {
 		s2, err := svc.OpenSession(ctx, later)
 		if err != nil {
+			return nil, err
+		}
+		// The harness records Alice's request, with her credential, as what
+		// she said in the session: it backs the amount she named.
+		if _, err := svc.Observe(ctx, alice, s2.ID, custody.ObservationInput{Channel: custody.ChannelUser, Text: request}); err != nil {
 			return nil, err
 		}
 		return svc.Gate(ctx, later, custody.GateInput{Action: "send_money", Args: map[string]any{"recipient": acct, "amount": 1200}, Justification: justify, Session: s2.ID})
@@ -141,12 +147,18 @@ func (d *demo) play() error {
 	if err != nil {
 		return err
 	}
-	d.say("The agent asks the gate to send_money to ACCT-1042, justified by Alice's memory.\n   -> %s (needs %s, observed %s).", ok.Decision, ok.Required, ok.Observed)
+	d.say("Alice asks: %q The agent asks the gate to send_money 1200 to ACCT-1042, justified by Alice's memory.\n   -> %s (needs %s, observed %s): the account is backed by her memory, the amount by her request.", request, ok.Decision, ok.Required, ok.Observed)
 	no, err := pay("ACCT-7777", nil)
 	if err != nil {
 		return err
 	}
-	d.say("Had the email got through, a payment to ACCT-7777 would be checked too.\n   -> %s: %s", no.Decision, strings.Join(no.Reasons[1:], "; "))
+	var why []string
+	for _, r := range no.Reasons {
+		if strings.Contains(r, "untrusted") {
+			why = append(why, r)
+		}
+	}
+	d.say("Had the email got through, a payment to ACCT-7777 would be checked too.\n   -> %s: %s", no.Decision, strings.Join(why, "; "))
 	if good.State != custody.StateAdmitted || bad.State != custody.StateQuarantined || ok.Decision != custody.GateAllow || no.Decision != custody.GateDeny {
 		return fmt.Errorf("the demo did not go as it should: admitted=%s quarantined=%s allow=%s deny=%s", good.State, bad.State, ok.Decision, no.Decision)
 	}
