@@ -244,6 +244,9 @@ func (s *Service) find(ctx context.Context, tx Tx, c *Caller, a tracedArg, requi
 			continue
 		}
 		auth, src := o.Authority, fmt.Sprintf("observation %s (%s)", o.ID, o.Channel)
+		if o.SourceRef != "" {
+			src = fmt.Sprintf("observation %s (%s, source %s)", o.ID, o.Channel, o.SourceRef)
+		}
 		if why, ok := sv.endorsed[o.SourceRef]; ok && auth < AuthorityUser {
 			auth, src = AuthorityUser, fmt.Sprintf("observation %s (%s, source %s %s)", o.ID, o.Channel, o.SourceRef, why)
 		}

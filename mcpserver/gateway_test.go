@@ -17,30 +17,72 @@ import (
 )
 
 // bankFixture is a custody MCP server fronting the bank (in process, over
-// streamable HTTP), with alice (a user) and the harness that acts for her.
+// streamable HTTP), and any other upstream, with alice (a user) and the
+// harness that acts for her.
 type bankFixture struct {
 	*fixture
 	upstream *httptest.Server
 	bank     *bankmcp.Recorder
+	recs     map[string]*bankmcp.Recorder // by upstream
 	alice    *custody.Caller
 	harness  *custody.Caller
 }
+
+// upstreamSpec is one upstream of a gateway fixture: its name, channel,
+// actions (a JSON object), server and whether its tool descriptions are
+// pinned as reviewed (gateway.Upstream.ReviewedDescriptions).
+type upstreamSpec struct {
+	name, channel, actions string
+	server                 func(*bankmcp.Recorder) *mcp.Server
+	reviewed               bool
+}
+
+var bankSpec = upstreamSpec{name: "bank", channel: "tool:api", server: bankmcp.New,
+	actions: `{"send_money":"send_money","get_transactions":"get_most_recent_transactions"}`}
 
 func newBankFixture(t *testing.T) *bankFixture { return newBankFixtureOf(t, bankmcp.New, false) }
 
 // newBankFixtureOf is a bank fixture whose upstream is made by server;
 // reviewed pins the upstream's tool descriptions as the operator's
-// reviewed ones (gateway.Upstream.ReviewedDescriptions).
+// reviewed ones.
 func newBankFixtureOf(t *testing.T, server func(*bankmcp.Recorder) *mcp.Server, reviewed bool) *bankFixture {
+	spec := bankSpec
+	spec.server, spec.reviewed = server, reviewed
+	return newGatewayFixture(t, spec)
+}
+
+// newGatewayFixture is a custody MCP server fronting the upstreams.
+func newGatewayFixture(t *testing.T, ups ...upstreamSpec) *bankFixture {
 	t.Helper()
-	rec := &bankmcp.Recorder{}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server(rec) }, nil)
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	start := func(pin string) *gateway.Gateway {
-		cfg, err := gateway.Parse([]byte(`{"upstreams":[{"name":"bank","channel":"tool:api","url":"` + ts.URL +
-			`","actions":{"send_money":"send_money","get_transactions":"get_most_recent_transactions"}` + pin + `}]}`))
+	f := &bankFixture{recs: map[string]*bankmcp.Recorder{}}
+	urls := map[string]string{}
+	channels := []string{"agent"}
+	for _, u := range ups {
+		rec := &bankmcp.Recorder{}
+		server := u.server
+		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server(rec) }, nil))
+		t.Cleanup(ts.Close)
+		if f.upstream == nil {
+			f.upstream = ts
+		}
+		f.recs[u.name], urls[u.name] = rec, ts.URL
+		channels = append(channels, u.channel)
+	}
+	f.bank = f.recs["bank"]
+	start := func(pins map[string]string) *gateway.Gateway {
+		var parts []string
+		for _, u := range ups {
+			part := `{"name":"` + u.name + `","channel":"` + u.channel + `","url":"` + urls[u.name] + `"`
+			if u.actions != "" {
+				part += `,"actions":` + u.actions
+			}
+			if pins[u.name] != "" {
+				part += `,"reviewed_descriptions":"` + pins[u.name] + `"`
+			}
+			parts = append(parts, part+"}")
+		}
+		cfg, err := gateway.Parse([]byte(`{"upstreams":[` + strings.Join(parts, ",") + `]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,24 +92,28 @@ func newBankFixtureOf(t *testing.T, server func(*bankmcp.Recorder) *mcp.Server, 
 		}
 		return g
 	}
-	g := start("")
-	if reviewed {
-		_, digest, _ := g.Listing("bank")
+	g := start(nil)
+	pins := map[string]string{}
+	for _, u := range ups {
+		if u.reviewed {
+			_, pins[u.name], _ = g.Listing(u.name)
+		}
+	}
+	if len(pins) > 0 {
 		g.Close()
-		if g = start(`,"reviewed_descriptions":"` + digest + `"`); !reviewedListing(g) {
-			t.Fatal("the pinned digest is not the listing's")
+		g = start(pins)
+		for name := range pins {
+			if _, _, reviewed := g.Listing(name); !reviewed {
+				t.Fatalf("the pinned digest is not upstream %s's listing", name)
+			}
 		}
 	}
 	t.Cleanup(func() { g.Close() })
-	f := newFixture(t, mcpserver.Options{Gateway: g, Logger: quiet})
+	f.fixture = newFixture(t, mcpserver.Options{Gateway: g, Logger: quiet})
 	alice, _ := f.principal(t, "acme", "alice", []string{"user"}, nil)
-	harness, _ := f.principal(t, "acme", "harness", []string{"agent"}, []string{"agent", "tool:api"})
-	return &bankFixture{fixture: f, upstream: ts, bank: rec, alice: f.act(t, alice, ""), harness: f.act(t, harness, "alice")}
-}
-
-func reviewedListing(g *gateway.Gateway) bool {
-	_, _, reviewed := g.Listing("bank")
-	return reviewed
+	harness, _ := f.principal(t, "acme", "harness", []string{"agent"}, channels)
+	f.alice, f.harness = f.act(t, alice, ""), f.act(t, harness, "alice")
+	return f
 }
 
 // said records what alice asked for in the client's session (say).

@@ -90,6 +90,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Gate", testGate},
 		{"Mentioning", testMentioning},
 		{"GateFlood", testGateFlood},
+		{"GateBesideTheWriter", testGateBesideTheWriter},
 		{"Policy", testPolicy},
 		{"PolicyDryRun", testPolicyDryRun},
 		{"Log", testLog},

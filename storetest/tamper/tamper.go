@@ -69,6 +69,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Metadata", func(t *testing.T) { testMetadataHTTP(t, b) })
 	t.Run("TenantLogs", func(t *testing.T) { testTenantLogTampering(t, b) })
 	t.Run("Grants", func(t *testing.T) { testGrantTampering(t, b) })
+	t.Run("Endorsements", func(t *testing.T) { testEndorsementTampering(t, b) })
 }
 
 // tamperEnv is a store, a service over it and an HTTP server in front.
