@@ -70,7 +70,10 @@ class HarnessTest(unittest.TestCase):
         self.assertTrue(any("ACCT-7777" in r for r in cm.exception.decision.reasons), cm.exception.decision.reasons)
         self.assertEqual(sent, [])
 
-        # The legitimate recipient, backed by the user's own memory, runs.
+        # The legitimate recipient, backed by the user's own memory, with
+        # the amount she asked for in the session (recorded with her own
+        # credential, as her request), runs.
+        alice.observe(session.id, "user", "Pay the 120 EUR invoice to my payee.")
         self.assertEqual(send_money("ACCT-1234", 120, custody_justification=[payee.id]), "sent")
         self.assertEqual(sent, [("ACCT-1234", 120)])
 

@@ -706,6 +706,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/endorse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The user endorses a source of the session for named actions (her own user credential only) */
+        post: operations["post-v1-sessions-id-endorse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/observations": {
         parameters: {
             query?: never;
@@ -834,6 +851,39 @@ export interface components {
             id: string;
             /** Format: double */
             weight: number;
+        };
+        EndorseRequest: {
+            /**
+             * @description the actions values from the source may back, named exactly
+             * @example [
+             *       "update_user_info"
+             *     ]
+             */
+            actions: string[] | null;
+            /**
+             * @description the source_ref of the session's observations the user names (the document of her request)
+             * @example file:address-change.txt
+             */
+            source_ref: string;
+            subject?: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339; the endorsement lapses then (default: with the session)
+             */
+            until?: string;
+        };
+        Endorsement: {
+            actions: string[] | null;
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** Format: int64 */
+            log_index: number;
+            session: string;
+            source_ref: string;
+            subject: string;
+            /** Format: date-time */
+            until?: string;
         };
         EraseRequest: {
             /** @description why, kept in the log (an erasure request's reference) */
@@ -3052,6 +3102,42 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    "post-v1-sessions-id-endorse": {
+        parameters: {
+            query?: {
+                /** @description the user to act for; required for agent principals */
+                subject?: string;
+            };
+            header?: never;
+            path: {
+                /** @description an id; one that cannot be an id is answered as absent (404) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndorseRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endorsement"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };

@@ -57,7 +57,10 @@ test('wrapped tools follow custody rules', async () => {
   assert.ok((refused.decision.reasons ?? []).some((r: string) => r.includes('ACCT-7777')), String(refused.decision.reasons));
   assert.deepEqual(sent, []);
 
-  // The legitimate recipient, backed by the user's own memory, runs.
+  // The legitimate recipient, backed by the user's own memory, with the
+  // amount she asked for in the session (recorded with her own credential,
+  // as her request), runs.
+  await alice.observe(session.id, 'user', 'Pay the 120 EUR invoice to my payee.');
   assert.equal(await sendMoney({ recipient: 'ACCT-1234', amount: 120 }, { justification: [payee.id] }), 'sent');
   assert.deepEqual(sent, [['ACCT-1234', 120]]);
 });

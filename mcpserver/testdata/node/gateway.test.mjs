@@ -142,7 +142,7 @@ describe('gateway: custody mcp --gateway with the filesystem server and a bank',
 
     const user = await session({ channel: 'user' });
     const own = await user.callTool({ name: 'memory_remember', arguments: {
-      namespace: 'bank/payees', key: 'own_account', class: 'fact', body: `My own account is ${OWN}.`,
+      namespace: 'bank/payees', key: 'own_account', class: 'fact', body: `My own account is ${OWN}; I move 50 EUR to it every month.`,
     } });
     assert.equal(own.structuredContent.admitted, true, textOf(own));
     assert.equal(own.structuredContent.authority, 'user');

@@ -154,7 +154,8 @@ describe('stdio: custody mcp', () => {
     });
     assert.equal(g.structuredContent.decision, 'confirm');
     assert.equal(g.structuredContent.required, 'user');
-    assert.equal(g.structuredContent.observed, 'agent');
+    // the least authority behind it: the amount, which nothing backs
+    assert.equal(g.structuredContent.observed, 'external');
     assert.match(textOf(g), /^confirm: do not run send_money yet/);
   });
 });
@@ -252,6 +253,14 @@ describe('streamable HTTP: custody serve at /mcp', () => {
     assert.equal(deny.structuredContent.decision, 'deny');
     assert.ok(deny.structuredContent.reasons.some((x) => x.includes('tool:email')), deny.structuredContent.reasons.join('; '));
 
+    // Alice's own request in the session, recorded with her credential,
+    // backs the amount; her memory backs the account.
+    const said = await fetch(`${base}/v1/sessions/${session}/observations`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ channel: 'user', text: 'Pay the 1,200 EUR invoice to my payee.' }),
+    });
+    assert.equal(said.status, 200, await said.text());
     const own = (await call(client, 'memory_search', { query: 'ACCT-1042' })).structuredContent.items[0];
     const allow = await call(client, 'memory_gate', {
       action: 'send_money', args: { recipient: 'ACCT-1042', amount: 1200 }, justification: [own.id],
