@@ -15,7 +15,7 @@ export const META = {
   root: 'langgraph.root',
   /** The namespace tuple, as JSON. */
   namespace: 'langgraph.ns',
-  /** The item's key. */
+  /** The item's key, as a JSON string (so that any key fits custody's metadata text). */
   key: 'langgraph.key',
   /** "1" for an item, "0" for a deletion. */
   live: 'langgraph.live',
@@ -71,8 +71,8 @@ function tag(v: unknown, used: { on: boolean }): unknown {
   }
   if (Array.isArray(v)) return v.map((x) => tag(x, used));
   if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = tag(x, used);
+    // fromEntries makes own properties, even of a key named __proto__
+    const out = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, tag(x, used)]));
     if (looksTagged(out)) {
       used.on = true;
       return { [OBJECT]: out };
@@ -124,15 +124,17 @@ export function marksOf(r: MemoryRecord, root: string): Marks | null {
   const m = r.metadata ?? {};
   if (m[META.root] !== root || typeof m[META.key] !== 'string' || typeof m[META.namespace] !== 'string') return null;
   let namespace: unknown;
+  let key: unknown;
   try {
     namespace = JSON.parse(m[META.namespace]);
+    key = JSON.parse(m[META.key]);
   } catch {
     return null;
   }
-  if (!Array.isArray(namespace) || !namespace.every((s) => typeof s === 'string')) return null;
+  if (!Array.isArray(namespace) || !namespace.every((s) => typeof s === 'string') || typeof key !== 'string') return null;
   const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
   return {
-    namespace: namespace as string[], key: m[META.key], live: m[META.live] === '1', created: m[META.created],
+    namespace: namespace as string[], key, live: m[META.live] === '1', created: m[META.created],
     since: num(m[META.since]), first: num(m[META.first]), tagged: m[META.tagged] === '1',
   };
 }
@@ -140,7 +142,7 @@ export function marksOf(r: MemoryRecord, root: string): Marks | null {
 /** The metadata of a version; throws when the namespace or key is too long for custody's metadata. */
 export function metadataOf(root: string, k: Marks): Record<string, string> {
   const m: Record<string, string> = {
-    [META.root]: root, [META.namespace]: JSON.stringify(k.namespace), [META.key]: k.key, [META.live]: k.live ? '1' : '0',
+    [META.root]: root, [META.namespace]: JSON.stringify(k.namespace), [META.key]: JSON.stringify(k.key), [META.live]: k.live ? '1' : '0',
   };
   if (k.created !== undefined) m[META.created] = k.created;
   if (k.since !== undefined) m[META.since] = String(k.since);

@@ -251,7 +251,9 @@ export class CustodyStore extends BaseStore {
     const seen = new Map<string, string[]>();
     for (const { marks } of await this.load([])) {
       if (!(op.matchConditions ?? []).every((c) => conditionHolds(marks.namespace, c))) continue;
-      const ns = op.maxDepth !== undefined ? marks.namespace.slice(0, op.maxDepth) : marks.namespace;
+      // as InMemoryStore: a tuple cut to maxDepth labels is joined with ':' and split again, so that
+      // maxDepth 0 gives [""]
+      const ns = op.maxDepth !== undefined ? marks.namespace.slice(0, op.maxDepth).join(':').split(':') : marks.namespace;
       seen.set(ns.join(':'), ns);
     }
     const all = [...seen.values()].sort((a, b) => a.join(':').localeCompare(b.join(':')));
