@@ -80,8 +80,13 @@ type Record struct {
 	Parents  []Edge   `json:"parents"`
 	Erased   bool     `json:"erased,omitempty"`
 	Withheld bool     `json:"withheld,omitempty"` // body left out: not retrievable by the caller
-	Receipt  *Receipt `json:"receipt,omitempty"`
-	Salt     []byte   `json:"-"` // keys the body's commitment in the log (BodyHash); never shown, erased with the body, empty on records older than salts
+	// SupersededBy, in a history, is the version of the key that replaced
+	// this admitted one: its state stays admitted, but it is not in force
+	// (only the newest admitted version of a key is), so its body is
+	// withheld like any body retrieval would not return.
+	SupersededBy int      `json:"superseded_by,omitempty"`
+	Receipt      *Receipt `json:"receipt,omitempty"`
+	Salt         []byte   `json:"-"` // keys the body's commitment in the log (BodyHash); never shown, erased with the body, empty on records older than salts
 }
 
 // Eligible reports whether r may be returned to subject (with the given

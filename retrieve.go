@@ -136,7 +136,8 @@ func (s *Service) searchQuery(c *Caller, in SearchInput) (SearchQuery, error) {
 // comes only where the caller may read it (mayRead: what retrieval would
 // return, and for reviewers the review queue); any other version comes
 // without its body, marked withheld, so held content never reaches a model
-// through history. A history in which the caller may see no version, or
+// through history. An admitted version that a newer admitted one replaced
+// is not in force: it carries SupersededBy and no body. A history in which the caller may see no version, or
 // not the version it named, is not found, like an absent record (rule 4).
 func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record, error) {
 	var out []*Record
@@ -156,7 +157,8 @@ func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record,
 		}
 		now, named := s.now(), false
 		for _, v := range vs {
-			readable := s.mayRead(c, v, now)
+			v.SupersededBy = supersededBy(v, vs)
+			readable := v.SupersededBy == 0 && s.mayRead(c, v, now)
 			if !readable && v.Owner != c.Subject.Name {
 				continue
 			}
@@ -175,9 +177,25 @@ func (s *Service) History(ctx context.Context, c *Caller, id string) ([]*Record,
 	return out, err
 }
 
+// supersededBy is the version that replaced v, one of its key's versions
+// vs: the next newer admitted version, when v is admitted (0 otherwise).
+// Only the newest admitted version of a key is in force; every surface
+// that shows a history (HTTP, MCP, the clients) marks the others with it.
+func supersededBy(v *Record, vs []*Record) int {
+	by := 0
+	if v.State != StateAdmitted {
+		return 0
+	}
+	for _, w := range vs {
+		if w.State == StateAdmitted && w.Version > v.Version && (by == 0 || w.Version < by) {
+			by = w.Version
+		}
+	}
+	return by
+}
+
 // mayRead reports whether the caller may read r's body: where retrieval
-// would return it (admitted, unexpired, in the subject's audience; an older
-// admitted version of such a key keeps its body in history), and, for
+// would return it (admitted, unexpired, in the subject's audience), and, for
 // reviewers and admins, a quarantined candidate waiting in the review queue.
 // Nothing else carries a body, whoever asks (design rule 4).
 func (s *Service) mayRead(c *Caller, r *Record, now time.Time) bool {

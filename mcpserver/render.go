@@ -133,20 +133,3 @@ func renderHistory(vs []HistoryVersion) string {
 	}
 	return b.String()
 }
-
-// markSuperseded sets SupersededBy on each withheld admitted version: the
-// next newer admitted version of the key, which replaced it. An older
-// version of a key keeps the state admitted in the store, but only the
-// newest admitted one is in force.
-func markSuperseded(vs []HistoryVersion) {
-	for i := range vs {
-		if !vs[i].Withheld || vs[i].State != "admitted" {
-			continue
-		}
-		for _, w := range vs {
-			if w.State == "admitted" && w.Version > vs[i].Version && (vs[i].SupersededBy == 0 || w.Version < vs[i].SupersededBy) {
-				vs[i].SupersededBy = w.Version
-			}
-		}
-	}
-}

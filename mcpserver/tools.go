@@ -381,7 +381,7 @@ func (ss *session) history(ctx context.Context, req *mcp.CallToolRequest, in Get
 	}
 	out := HistoryOutput{Versions: make([]HistoryVersion, 0, len(recs))}
 	for _, r := range recs {
-		v := HistoryVersion{Memory: memoryOf(r)}
+		v := HistoryVersion{Memory: memoryOf(r), SupersededBy: r.SupersededBy}
 		if r.Receipt != nil {
 			v.Reason = r.Receipt.Reason
 		}
@@ -392,7 +392,6 @@ func (ss *session) history(ctx context.Context, req *mcp.CallToolRequest, in Get
 		}
 		out.Versions = append(out.Versions, v)
 	}
-	markSuperseded(out.Versions) // render.go
 	shown := make([]Memory, 0, len(out.Versions))
 	for _, v := range out.Versions {
 		shown = append(shown, v.Memory)

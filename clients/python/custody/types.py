@@ -50,6 +50,10 @@ class Record:
     # lists names the search lists that found a search hit: "lexical", "semantic" or both.
     lists: List[str] = field(default_factory=list)
     proposed: Optional[Dict[str, Any]] = None
+    # withheld: the body is left out (the caller may not read it, or, in a history, it is not in force).
+    withheld: bool = False
+    # superseded_by, in a history: the version that replaced this admitted one, which is not in force.
+    superseded_by: Optional[int] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod

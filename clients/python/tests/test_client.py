@@ -47,7 +47,9 @@ class MemoriesTest(unittest.TestCase):
         page = alice.list(namespace="prefs", key="tone")
         self.assertEqual([x.id for x in page.items], [d2.id])
         hist = alice.history(d2.id)
-        self.assertEqual([h.body for h in hist], ["short answers please", "long answers please"])
+        # the history marks the version in force: the older one is superseded, its body withheld
+        self.assertEqual([(h.version, h.body, h.state, h.superseded_by, h.withheld) for h in hist],
+                         [(1, "", "admitted", 2, True), (2, "long answers please", "admitted", None, False)])
         found = alice.search("answers", namespace="prefs")
         self.assertEqual(found[0].id, d2.id)
         self.assertIsNotNone(found[0].score)

@@ -1428,6 +1428,8 @@ export interface components {
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
             /** Format: int64 */
+            superseded_by?: number;
+            /** Format: int64 */
             version: number;
             withheld?: boolean;
             writer: string;
@@ -1484,6 +1486,8 @@ export interface components {
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
             /** Format: int64 */
+            superseded_by?: number;
+            /** Format: int64 */
             version: number;
             withheld?: boolean;
             writer: string;
@@ -1532,6 +1536,8 @@ export interface components {
             source_ref: string;
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+            /** Format: int64 */
+            superseded_by?: number;
             /** Format: int64 */
             version: number;
             withheld?: boolean;

@@ -53,7 +53,9 @@ describe('memories', () => {
     const d2 = await alice.remember({ namespace: 'prefs', key: 'tone', class: 'preference', body: 'long answers please', channel: 'user' });
     const page = await alice.list({ namespace: 'prefs', key: 'tone' });
     assert.deepEqual(page.items.map((x) => x.id), [d2.id]);
-    assert.deepEqual((await alice.history(d2.id)).map((h) => h.body), ['short answers please', 'long answers please']);
+    // the history marks the version in force: the older one is superseded, its body withheld
+    assert.deepEqual((await alice.history(d2.id)).map((h) => [h.version, h.body, h.state, h.superseded_by ?? null]),
+      [[1, '', 'admitted', 2], [2, 'long answers please', 'admitted', null]]);
     const found = await alice.search({ query: 'answers', namespace: 'prefs' });
     assert.equal(found[0].id, d2.id);
     assert.equal(typeof found[0].score, 'number');
