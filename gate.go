@@ -48,6 +48,11 @@ type GateDecision struct {
 	Observed  Authority `json:"observed"`
 	Reasons   []string  `json:"reasons"`
 	Offending []string  `json:"offending,omitempty"`
+	// Endorsable are the sources of the session (observations' source_ref)
+	// that hold a value of this call which nothing else backs: what the
+	// user could endorse for the action (POST /v1/sessions/{id}/endorse),
+	// if her own request named that source.
+	Endorsable []string `json:"endorsable,omitempty"`
 	// ConfirmDigest names this exact action and arguments; the owner confirms
 	// it with ConfirmAction, and the next identical gate call is allowed once.
 	ConfirmDigest string `json:"confirm_digest,omitempty"`

@@ -54,6 +54,9 @@ type finding struct {
 	cold     []string  // untrusted sources: external content, held memories
 	records  []string  // the ids of the memories it was found in
 	overflow bool      // more than MaxTracedRecords memories hold it
+	// endorsable are the source_refs of the session's observations below
+	// the required authority that hold it.
+	endorsable []string
 }
 
 func (f *finding) found() bool {
@@ -177,6 +180,9 @@ func (s *Service) decideGate(ctx context.Context, tx Tx, c *Caller, in GateInput
 		case GateConfirm:
 			confirm = true
 		}
+		if verdict != GateAllow {
+			d.Endorsable = append(d.Endorsable, f.endorsable...)
+		}
 	}
 	switch {
 	case deny:
@@ -192,6 +198,10 @@ func (s *Service) decideGate(ctx context.Context, tx Tx, c *Caller, in GateInput
 	}
 	if judged == 0 && d.Decision == GateAllow {
 		d.Observed = required
+	}
+	d.Endorsable = uniq(d.Endorsable)
+	if d.Decision == GateAllow {
+		d.Endorsable = nil
 	}
 	return d, nil
 }
@@ -252,6 +262,8 @@ func (s *Service) find(ctx context.Context, tx Tx, c *Caller, a tracedArg, requi
 		}
 		if id, ok := strings.CutPrefix(o.SourceRef, "memory:"); ok && ValidID(id) {
 			f.records = append(f.records, id) // content a read of memory put in the context
+		} else if o.SourceRef != "" && auth < required {
+			f.endorsable = append(f.endorsable, o.SourceRef)
 		}
 		f.note(auth, auth > AuthorityExternal, required, src)
 		if f.backedBy != "" {

@@ -51,6 +51,9 @@ type Boundary interface {
 	// ConfirmAction records the subject's confirmation, on the user
 	// channel, of an exact action and arguments.
 	ConfirmAction(ctx context.Context, action string, args map[string]any) error
+	// Endorse records the subject's endorsement, on the user channel, of
+	// a source of the session for actions (custody.Service.Endorse).
+	Endorse(ctx context.Context, session string, in custody.EndorseInput) error
 	// Principal is the credential the MCP session runs as, or nil if the
 	// backend cannot tell.
 	Principal() *custody.Principal
@@ -65,6 +68,13 @@ func (l local) Observe(ctx context.Context, session string, in custody.Observati
 // came from the user, through the MCP client's elicitation.
 func (l local) ConfirmAction(ctx context.Context, action string, args map[string]any) error {
 	_, err := l.svc.ConfirmAction(ctx, &custody.Caller{Principal: l.c.Subject, Subject: l.c.Subject}, action, args)
+	return err
+}
+
+// Endorse endorses as the subject's own user credential: the answer came
+// from the user, through the MCP client's elicitation.
+func (l local) Endorse(ctx context.Context, session string, in custody.EndorseInput) error {
+	_, err := l.svc.Endorse(ctx, &custody.Caller{Principal: l.c.Subject, Subject: l.c.Subject}, session, in)
 	return err
 }
 
@@ -126,7 +136,7 @@ func (s *Server) checkGateway(b Backend) error {
 type gatewayState struct {
 	mu            sync.Mutex
 	justification map[string][]string
-	asked         map[string]string // request state → action digest of a pending question
+	asked         map[string]question // request state → a pending question
 	seen          map[string]bool   // memories already observed in the session
 }
 
@@ -155,27 +165,34 @@ func (g *gatewayState) unsee(id string) {
 // maxAsked bounds the unanswered questions a session keeps.
 const maxAsked = 16
 
+// question is a confirmation the session asked the user for: the digest
+// of the exact call, and the sources it offered her to endorse.
+type question struct {
+	digest    string
+	endorsing []string
+}
+
 // ask remembers a question about the call of digest and returns the
 // request state its answer must echo.
-func (g *gatewayState) ask(digest string) string {
+func (g *gatewayState) ask(digest string, endorsing []string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.asked == nil || len(g.asked) >= maxAsked {
-		g.asked = map[string]string{}
+		g.asked = map[string]question{}
 	}
 	state := callID() + callID()
-	g.asked[state] = digest
+	g.asked[state] = question{digest: digest, endorsing: slices.Clone(endorsing)}
 	return state
 }
 
-// answered reports whether state names a pending question about the call
-// of digest, and forgets it.
-func (g *gatewayState) answered(state, digest string) bool {
+// answered returns the pending question state names, if it is about the
+// call of digest, and forgets it.
+func (g *gatewayState) answered(state, digest string) (question, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	want, ok := g.asked[state]
+	q, ok := g.asked[state]
 	delete(g.asked, state)
-	return ok && want == digest
+	return q, ok && q.digest == digest
 }
 
 func (g *gatewayState) setJustification(action string, ids []string) {
@@ -349,11 +366,27 @@ func (ss *session) confirm(ctx context.Context, req *mcp.CallToolRequest, bd Bou
 	}
 	digest := custody.ActionDigest(in.Action, in.Args)
 	if ans, ok := req.Params.InputResponses[confirmInput]; ok {
-		if !ss.gw.answered(req.Params.RequestState, digest) {
+		q, ok := ss.gw.answered(req.Params.RequestState, digest)
+		if !ok {
 			return deny("the confirmation does not answer a question this session asked about this exact call"), nil, nil
 		}
 		r, _ := ans.(*mcp.ElicitResult)
-		if r == nil || r.Action != "accept" || r.Content["confirm"] != true {
+		if r == nil || r.Action != "accept" {
+			return deny("the user did not confirm it"), nil, nil
+		}
+		if r.Content["endorse"] == true {
+			// The user's word that the sources may back this action, for
+			// the rest of the session: logged, signed by her.
+			for _, ref := range q.endorsing {
+				if err := bd.Endorse(ctx, ss.id, custody.EndorseInput{SourceRef: ref, Actions: []string{in.Action}}); err != nil {
+					return nil, nil, ss.toolError(ctx, t.Name, err)
+				}
+			}
+			if d, err := ss.b.Gate(ctx, in); err != nil || d.Decision == custody.GateAllow || r.Content["confirm"] != true {
+				return d, nil, err
+			}
+		}
+		if r.Content["confirm"] != true {
 			return deny("the user did not confirm it"), nil, nil
 		}
 		if err := bd.ConfirmAction(ctx, in.Action, in.Args); err != nil {
@@ -369,17 +402,24 @@ func (ss *session) confirm(ctx context.Context, req *mcp.CallToolRequest, bd Bou
 	args, _ := json.Marshal(in.Args)
 	msg := fmt.Sprintf("Allow %s to run %s with %s?\ncustody asks because: %s", t.Upstream, t.Remote.Name, args, strings.Join(d.Reasons, "; "))
 	return nil, &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{confirmInput: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: confirmSchema}},
-		RequestState:  ss.gw.ask(digest),
+		InputRequests: mcp.InputRequestMap{confirmInput: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: confirmSchemaFor(in.Action, d.Endorsable)}},
+		RequestState:  ss.gw.ask(digest, d.Endorsable),
 	}, nil
 }
 
-var confirmSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
+// confirmSchemaFor is the form of a confirmation: run this call once; and,
+// where values of the call come from sources of the session that nothing
+// else backs, whether the user's own request named them, so that they
+// back the action for the rest of the session (an endorsement).
+func confirmSchemaFor(action string, endorsable []string) map[string]any {
+	props := map[string]any{
 		"confirm": map[string]any{"type": "boolean", "title": "Run this action", "description": "yes runs it once, exactly as shown"},
-	},
-	"required": []string{"confirm"},
+	}
+	if len(endorsable) > 0 {
+		props["endorse"] = map[string]any{"type": "boolean", "title": "I asked for this, from these sources",
+			"description": fmt.Sprintf("yes: %s may back %s for the rest of this session, as if you had written its values; say yes only if your own request named it", strings.Join(endorsable, ", "), action)}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": []string{"confirm"}}
 }
 
 // refusal is the tool error of a call the gate did not allow.

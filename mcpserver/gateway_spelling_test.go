@@ -1,12 +1,14 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/bankmcp"
 	"github.com/custody-mem/custody/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var mailSpec = upstreamSpec{name: "mail", channel: "tool:email", server: bankmcp.NewMail, actions: `{"send":"email.send","inbox":"email.read","notes":"files.read"}`}
@@ -114,4 +116,60 @@ func TestGatewayToolDescriptionIsObserved(t *testing.T) {
 	if !kept.Admitted || kept.Authority != "agent" {
 		t.Errorf("a preference written after listing reviewed tools: %+v, want admitted as agent", kept)
 	}
+}
+
+var accountSpec = upstreamSpec{name: "acct", channel: "tool:file", server: bankmcp.NewAccount, reviewed: true,
+	actions: `{"read_file":"read_file","update_user_info":"update_user_info","send_money":"send_money"}`}
+
+// TestGatewayEndorseThroughElicitation: the user asked the agent to apply
+// the address in a file. The update asks her (the address comes from the
+// file); she confirms and says her request named the file, which endorses
+// it for update_user_info in the session: the update runs, a second one
+// from the same file runs without asking, and the payment the same file
+// asks for is refused. The twin: confirming without endorsing runs that
+// one update only, and the next asks again.
+func TestGatewayEndorseThroughElicitation(t *testing.T) {
+	address := map[string]any{"street": "Dalton Street 123", "city": "San Francisco", "zip": "94105"}
+	for _, endorse := range []bool{true, false} {
+		f := newGatewayFixture(t, accountSpec)
+		var asked []*mcp.ElicitParams
+		cl := f.session(t, func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, r.Params)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "endorse": endorse}}, nil
+		})
+		if res := cl.call("acct_read_file", map[string]any{"path": "address-change.txt"}); res.IsError {
+			t.Fatalf("read_file: %q", text(res))
+		}
+		if res := cl.call("acct_update_user_info", address); res.IsError {
+			t.Fatalf("endorse %v: the update she confirmed: %q", endorse, text(res))
+		}
+		if len(asked) != 1 || !strings.Contains(schemaText(asked[0]), "acct/read_file/") {
+			t.Fatalf("endorse %v: asked %d times, schema %s; want one question offering the file as a source", endorse, len(asked), schemaText(asked[0]))
+		}
+		again := map[string]any{"street": "Dalton Street 123", "city": "San Francisco"}
+		if res := cl.call("acct_update_user_info", again); res.IsError {
+			t.Fatalf("endorse %v: the second update: %q", endorse, text(res))
+		}
+		if want := map[bool]int{true: 1, false: 2}[endorse]; len(asked) != want {
+			t.Errorf("endorse %v: asked %d times, want %d", endorse, len(asked), want)
+		}
+		msg := cl.fails("acct_send_money", map[string]any{"recipient": bankmcp.AttackerIBAN, "amount": 950})
+		if !strings.Contains(msg, "denied by custody") || len(f.recs["acct"].Calls("send_money")) != 0 {
+			t.Errorf("endorse %v: the payment the file asks for: %q, want refused and not sent", endorse, msg)
+		}
+		if n := len(f.recs["acct"].Calls("update_user_info")); n != 2 {
+			t.Errorf("endorse %v: %d updates reached the service, want 2", endorse, n)
+		}
+		if _, err := f.svc.Verify(f.ctx, custody.VerifyOptions{}); err != nil {
+			t.Errorf("endorse %v: verify: %v", endorse, err)
+		}
+	}
+}
+
+func schemaText(p *mcp.ElicitParams) string {
+	if p == nil {
+		return ""
+	}
+	b, _ := json.Marshal(p.RequestedSchema)
+	return string(b)
 }

@@ -211,8 +211,9 @@ func testEndorseHTTP(t *testing.T, a *apiEnv) {
 	s := g.session()
 	g.read(s, "tool:file", file, "file:address-change.txt")
 	g.said(s, "Read address-change.txt and update my account information accordingly.")
-	if d := g.gate(s, "update_user_info", address); d.Decision != custody.GateConfirm || !strings.Contains(reasons(d), "tool:file") {
-		t.Fatalf("an address from a file she did not endorse: %s %q, want confirm naming tool:file", d.Decision, d.Reasons)
+	if d := g.gate(s, "update_user_info", address); d.Decision != custody.GateConfirm || !strings.Contains(reasons(d), "tool:file") ||
+		len(d.Endorsable) != 1 || d.Endorsable[0] != "file:address-change.txt" {
+		t.Fatalf("an address from a file she did not endorse: %s %q endorsable %q, want confirm naming tool:file, the file endorsable", d.Decision, d.Reasons, d.Endorsable)
 	}
 	endorse := map[string]any{"source_ref": "file:address-change.txt", "actions": []string{"update_user_info"}}
 	a.call("harness", "POST", "/v1/sessions/"+s+"/endorse?subject=alice", endorse, 403, nil)

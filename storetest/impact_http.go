@@ -146,3 +146,37 @@ func testImpactHTTP(t *testing.T, a *apiEnv) {
 		t.Errorf("impact of a record read after the prune: %+v; want session %s", imp.Sessions, fresh)
 	}
 }
+
+// A citation of a record the caller may not retrieve is no reliance: alice
+// cites bob's owner-only record at the gate (denied), and the record's
+// impact lists no decision, nor does the impact of another tenant's record
+// she cites. The twin: the decision that cites her own record is listed in
+// its impact as cited.
+func testImpactCitationHTTP(t *testing.T, a *apiEnv) {
+	a.add("acme", "alice", []string{"user"})
+	a.add("acme", "bob", []string{"user"})
+	a.add("acme", "rita", []string{"reviewer"})
+	bobs := a.remember("bob", memoryRequest{Namespace: "bank", Class: "fact", Body: "bob's savings go to ACCT-31337", Channel: "user"}, 201)
+	hers := a.remember("alice", memoryRequest{Namespace: "bank", Class: "fact", Body: "alice reads her balance weekly", Channel: "user"}, 201)
+	gate := func(cite string) custody.GateDecision {
+		var d custody.GateDecision
+		a.call("alice", "POST", "/v1/gate", map[string]any{"action": "get_balance", "justification": []string{cite}}, 200, &d)
+		return d
+	}
+	if d := gate(bobs); d.Decision != custody.GateDeny {
+		t.Fatalf("alice citing bob's record: %s %q, want deny", d.Decision, d.Reasons)
+	}
+	var imp custody.Impact
+	a.call("rita", "GET", "/v1/memories/"+bobs+"/impact", nil, 200, &imp)
+	if len(imp.Decisions) != 0 {
+		t.Errorf("bob's record's impact lists %+v: a decision whose caller could not see it relied on it", imp.Decisions)
+	}
+	d := gate(hers)
+	if d.Decision != custody.GateAllow {
+		t.Fatalf("alice citing her own record: %s %q, want allow", d.Decision, d.Reasons)
+	}
+	a.call("rita", "GET", "/v1/memories/"+hers+"/impact", nil, 200, &imp)
+	if len(imp.Decisions) != 1 || imp.Decisions[0].LogIndex != d.LogIndex || imp.Decisions[0].How != custody.GateCited {
+		t.Errorf("her own record's impact lists %+v, want the decision at %d, cited", imp.Decisions, d.LogIndex)
+	}
+}

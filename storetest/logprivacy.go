@@ -31,6 +31,7 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 		{"LogPrivacy", testLogPrivacy},
 		{"ForgetHTTP", testForgetHTTP},
 		{"ImpactHTTP", testImpactHTTP},
+		{"ImpactCitationHTTP", testImpactCitationHTTP},
 		{"TilesHTTP", testTilesHTTP},
 		{"GateSpellingsHTTP", testGateSpellingsHTTP},
 		{"GateAmountsHTTP", testGateAmountsHTTP},

@@ -78,6 +78,14 @@ func (b recheckedBackend) ConfirmAction(ctx context.Context, action string, args
 	return l.ConfirmAction(ctx, action, args)
 }
 
+func (b recheckedBackend) Endorse(ctx context.Context, session string, in custody.EndorseInput) error {
+	l, err := b.boundary(ctx)
+	if err != nil {
+		return err
+	}
+	return l.Endorse(ctx, session, in)
+}
+
 // Principal is the credential as it was at start: the gateway checks its
 // channels then; every call authenticates again.
 func (b recheckedBackend) Principal() *custody.Principal { return b.principal }
