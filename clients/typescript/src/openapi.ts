@@ -945,6 +945,7 @@ export interface components {
         GateDecision: {
             confirm_digest?: string;
             decision: string;
+            endorsable?: string[] | null;
             /** Format: int64 */
             log_index: number;
             /**
