@@ -1099,6 +1099,8 @@ export interface components {
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
             /** Format: int64 */
+            superseded_by?: number;
+            /** Format: int64 */
             version: number;
             withheld?: boolean;
             writer: string;
@@ -1312,6 +1314,8 @@ export interface components {
             source_ref: string;
             /** @enum {string} */
             state: "admitted" | "quarantined" | "pending_confirmation" | "pending" | "rejected" | "retired" | "suspended";
+            /** Format: int64 */
+            superseded_by?: number;
             /** Format: int64 */
             version: number;
             withheld?: boolean;
