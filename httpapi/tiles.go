@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/tiles"
@@ -64,7 +67,61 @@ func (s *Server) tile(w http.ResponseWriter, r *http.Request) {
 		s.tileError(w, r, err)
 		return
 	}
+	if t.L < 0 {
+		// Entry bundles compress (C2SP tlog-tiles: SHOULD, at the HTTP
+		// layer); hash tiles are random bytes and do not.
+		w.Header().Set("Vary", "Accept-Encoding")
+		if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+			if data, err = gzipped(data); err != nil {
+				s.tileError(w, r, err)
+				return
+			}
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+	}
 	writeTile(w, data, "application/octet-stream", tiles.CacheControl(t))
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip: it
+// names gzip (or *) without q=0.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gzipped is data compressed with gzip.
+func gzipped(data []byte) ([]byte, error) {
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 func writeTile(w http.ResponseWriter, data []byte, contentType, cache string) {

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 
@@ -242,5 +244,93 @@ func TestTilesPathsAndCaching(t *testing.T) {
 	r := e.do("", "GET", "/log/acme/tile/0/000", nil)
 	if got, want := base64.StdEncoding.EncodeToString(r.body[:32]), leafHashes(t, e, auditor, 1); got != want[0].String() {
 		t.Fatalf("tile 0/000 starts with %s, want leaf 0's hash %s", got, want[0])
+	}
+}
+
+// TestEntryBundlesGzipAndCaching: an entry bundle is gzip-compressed for
+// a client that accepts gzip (and only then), decompresses to the very
+// bundle served plainly, and a full bundle is cached as immutable (by the
+// caller only), a partial one briefly.
+func TestEntryBundlesGzipAndCaching(t *testing.T) {
+	e, _, auditor := tileFixture(t, 300)
+	tree := openTileCheckpoint(t, e)
+	get := func(path, acceptEncoding string) *http.Response {
+		req, err := http.NewRequest("GET", e.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+auditor)
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		// A transport that leaves the encoding to us.
+		res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	read := func(res *http.Response) []byte {
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	partial := fmt.Sprintf("/log/acme/tile/entries/001.p/%d", tree.N-256)
+	for _, c := range []struct {
+		path, cache string
+	}{
+		{"/log/acme/tile/entries/000", "private, max-age=31536000, immutable"},
+		{partial, "private, max-age=10"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			plainRes := get(c.path, "identity")
+			plain := read(plainRes)
+			if plainRes.StatusCode != 200 || plainRes.Header.Get("Content-Encoding") != "" || !bytes.Contains(plain, []byte("alice")) {
+				t.Fatalf("identity: %d, Content-Encoding %q", plainRes.StatusCode, plainRes.Header.Get("Content-Encoding"))
+			}
+			for _, ae := range []string{"gzip", "gzip, identity", "br;q=1.0, gzip;q=0.5", "*"} {
+				res := get(c.path, ae)
+				if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" {
+					t.Fatalf("Accept-Encoding %q: %d, Content-Encoding %q; want gzip", ae, res.StatusCode, res.Header.Get("Content-Encoding"))
+				}
+				zr, err := gzip.NewReader(res.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(zr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, plain) {
+					t.Fatalf("Accept-Encoding %q: the gzipped bundle is not the plain one", ae)
+				}
+				if got, want := res.Header.Get("Cache-Control"), c.cache; got != want {
+					t.Fatalf("Cache-Control %q, want %q", got, want)
+				}
+				if res.Header.Get("Vary") != "Accept-Encoding" {
+					t.Fatalf("Vary %q", res.Header.Get("Vary"))
+				}
+			}
+			if res := get(c.path, "gzip;q=0, identity"); res.Header.Get("Content-Encoding") != "" {
+				t.Fatalf("gzip;q=0 answered %q", res.Header.Get("Content-Encoding"))
+			}
+			if res := get(c.path, ""); res.Header.Get("Content-Encoding") != "" {
+				t.Fatalf("no Accept-Encoding answered %q", res.Header.Get("Content-Encoding"))
+			}
+		})
+	}
+	// Hash tiles are not compressed.
+	req, _ := http.NewRequest("GET", e.srv.URL+"/log/acme/tile/0/000", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("a hash tile came %q", res.Header.Get("Content-Encoding"))
 	}
 }

@@ -46,9 +46,12 @@ const (
 	// CacheCheckpoint is for the checkpoint, which moves on as the log
 	// grows and gathers cosignatures.
 	CacheCheckpoint = "public, max-age=5"
-	// CacheEntries is for entry bundles, which are private to the caller
-	// that may read them.
-	CacheEntries = "private, max-age=60"
+	// CacheEntries is for full entry bundles: they never change either,
+	// but are served only to the callers that may read them, so no shared
+	// cache keeps them.
+	CacheEntries = "private, max-age=31536000, immutable"
+	// CachePartialEntries is for partial entry bundles.
+	CachePartialEntries = "private, max-age=10"
 )
 
 var (
@@ -100,8 +103,10 @@ func Path(t tlog.Tile) string { return torchwood.TilePath(t) }
 // CacheControl is the Cache-Control of the answer for t.
 func CacheControl(t tlog.Tile) string {
 	switch {
-	case t.L < 0:
+	case t.L < 0 && t.W == Width:
 		return CacheEntries
+	case t.L < 0:
+		return CachePartialEntries
 	case t.W == Width:
 		return CacheImmutable
 	}
