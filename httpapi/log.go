@@ -79,6 +79,7 @@ type LogStatusResponse struct {
 	Size        uint64                `json:"size"`
 	Origin      string                `json:"origin" doc:"the origin of the tenant's log, the first line of its checkpoints"`
 	VerifierKey string                `json:"verifier_key" doc:"the C2SP signed-note vkey of the checkpoints, as GET /v1/log/key?tenant= answers it"`
+	LogPrefix   string                `json:"log_prefix" doc:"the path under which this server publishes the tenant's log as C2SP tlog-tiles (checkpoint, tile/…), /log/ and an ID that cannot be guessed from the tenant's name: hand the server's URL and this path, with the verifier key, to whoever should follow the log"`
 	LastVerify  *custody.VerifyStatus `json:"last_verify" doc:"the outcome of the last custody verify run on this store, for this tenant's log, or null"`
 }
 
@@ -95,9 +96,6 @@ func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
 	if note, err = s.withCosignatures(r.Context(), note); err != nil {
 		return err
 	}
-	if err != nil {
-		return err
-	}
 	cp, err := s.svc.OpenCheckpoint(tenant, note)
 	if err != nil {
 		return err
@@ -110,7 +108,8 @@ func (s *Server) logStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, LogStatusResponse{Checkpoint: string(note), Size: cp.Size, Origin: cp.Origin, VerifierKey: vkey, LastVerify: last.Of(tenant)})
+	writeJSON(w, http.StatusOK, LogStatusResponse{Checkpoint: string(note), Size: cp.Size, Origin: cp.Origin, VerifierKey: vkey,
+		LogPrefix: TilesPrefix + s.logIDs.ID(tenant), LastVerify: last.Of(tenant)})
 	return nil
 }
 

@@ -34,7 +34,7 @@ func TestLogReadsHaveTheirOwnBudget(t *testing.T) {
 
 	// Anonymous tile reads: the address's own bucket.
 	for range 5 {
-		want(t, e.do("", "GET", "/log/acme/tile/0/000.p/1", nil), 200, "")
+		want(t, e.do("", "GET", e.logPrefix("acme")+"/tile/0/000.p/1", nil), 200, "")
 	}
-	want(t, e.do("", "GET", "/log/acme/checkpoint", nil), 429, "rate_limited")
+	want(t, e.do("", "GET", e.logPrefix("acme")+"/checkpoint", nil), 429, "rate_limited")
 }

@@ -113,6 +113,8 @@ type Server struct {
 	readLimiter *limiter
 	routes      []route
 	openapi     []byte
+	// logIDs maps the IDs the tenants' logs are published under (tiles.go).
+	logIDs *custody.LogIDs
 }
 
 // New returns a Server over svc. It subscribes to svc's events for the
@@ -143,7 +145,7 @@ func New(svc *custody.Service, opts Options) *Server {
 	if opts.MaxConnsPerAddr == 0 {
 		opts.MaxConnsPerAddr = DefaultMaxConnsPerAddr
 	}
-	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), logIDs: svc.LogIDs()}
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.storeGauges(svc.Store())
 	s.metrics.authCounters(svc)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,9 +13,10 @@ import (
 	"github.com/custody-mem/custody/tiles"
 )
 
-// TilesPrefix is where each tenant's log is served as C2SP tlog-tiles:
-// /log/{tenant}/checkpoint, /log/{tenant}/tile/<L>/<N>[.p/<W>] and
-// /log/{tenant}/tile/entries/<N>[.p/<W>] (docs/log-format.md).
+// TilesPrefix is where each tenant's log is served as C2SP tlog-tiles,
+// under the ID it is published under (custody.LogIDs), never under the
+// tenant's name: /log/{id}/checkpoint, /log/{id}/tile/<L>/<N>[.p/<W>] and
+// /log/{id}/tile/entries/<N>[.p/<W>] (docs/log-format.md).
 const TilesPrefix = "/log/"
 
 // handleTiles registers the tlog-tiles routes. The checkpoint and the hash
@@ -23,23 +25,45 @@ const TilesPrefix = "/log/"
 // themselves, which name owners, namespaces, keys and audiences, so it is
 // served only to an admin or auditor principal of the tenant (the callers
 // that read every entry of their tenant in GET /v1/log/entries), within
-// the principal's log-read budget. They are not in the OpenAPI document:
-// their format is C2SP's.
+// the principal's log-read budget. An ID no tenant's log has, and a
+// tenant's log that has no checkpoint yet, answer alike (404; 403 for a
+// bundle to a caller who is not the log's tenant's admin or auditor).
+// They are not in the OpenAPI document: their format is C2SP's.
 func (s *Server) handleTiles() {
 	for _, p := range []struct {
 		pattern string
 		h       http.Handler
 	}{
-		{"GET " + TilesPrefix + "{tenant}/checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
-		{"GET " + TilesPrefix + "{tenant}/tile/{path...}", s.addressLimited(http.HandlerFunc(s.tile))},
-		{"GET " + TilesPrefix + "{tenant}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter)},
+		{"GET " + TilesPrefix + "{log}/checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
+		{"GET " + TilesPrefix + "{log}/tile/{path...}", s.addressLimited(http.HandlerFunc(s.tile))},
+		{"GET " + TilesPrefix + "{log}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter)},
 	} {
 		s.mux.Handle(p.pattern, s.instrument(p.pattern, s.withTimeout(p.h)))
 	}
 }
 
+// errNoLog is the answer for an ID no tenant's log is published under.
+var errNoLog = fmt.Errorf("%w: no log is published under this ID", tiles.ErrNotFound)
+
+// tileTenant is the tenant whose log r's path names by its ID.
+func (s *Server) tileTenant(r *http.Request) (string, error) {
+	t, ok, err := s.logIDs.Tenant(r.Context(), r.PathValue("log"))
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", errNoLog
+	}
+	return t, nil
+}
+
 func (s *Server) tileCheckpoint(w http.ResponseWriter, r *http.Request) {
-	note, err := s.tileLog().Checkpoint(r.Context(), r.PathValue("tenant"))
+	tenant, err := s.tileTenant(r)
+	if err != nil {
+		s.tileError(w, r, err)
+		return
+	}
+	note, err := s.tileLog().Checkpoint(r.Context(), tenant)
 	if err != nil {
 		s.tileError(w, r, err)
 		return
@@ -48,19 +72,27 @@ func (s *Server) tileCheckpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) tile(w http.ResponseWriter, r *http.Request) {
-	tenant := r.PathValue("tenant")
-	t, err := tiles.ParsePath(r.URL.Path[len(TilesPrefix+tenant+"/"):])
+	t, err := tiles.ParsePath(r.URL.Path[len(TilesPrefix+r.PathValue("log")+"/"):])
 	if err != nil {
+		s.tileError(w, r, err)
+		return
+	}
+	tenant, err := s.tileTenant(r)
+	if err != nil && !errors.Is(err, errNoLog) {
 		s.tileError(w, r, err)
 		return
 	}
 	if t.L < 0 {
 		p := PrincipalFrom(r.Context())
-		if p == nil || p.Tenant != tenant || !p.HasAny(custody.RoleAdmin, custody.RoleAuditor) {
+		if err != nil || p == nil || p.Tenant != tenant || !p.HasAny(custody.RoleAdmin, custody.RoleAuditor) {
 			writeJSONError(w, http.StatusForbidden, "forbidden",
-				"entry bundles are served to the tenant's admin and auditor principals only; others read the entries they may see with GET /v1/log/entries", "")
+				"entry bundles are served to the admin and auditor principals of the log's tenant only; others read the entries they may see with GET /v1/log/entries", "")
 			return
 		}
+	}
+	if err != nil {
+		s.tileError(w, r, err)
+		return
 	}
 	data, err := tiles.Read(r.Context(), s.tileLog(), tenant, t)
 	if err != nil {

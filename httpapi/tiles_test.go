@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/custody-mem/custody"
 
 	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
@@ -42,11 +45,11 @@ func tileFixture(t *testing.T, n int) (e *env, alice, auditor string) {
 	return e, alice, auditor
 }
 
-// openTileCheckpoint fetches /log/acme/checkpoint without a token and
+// openTileCheckpoint fetches acme's published checkpoint without a token and
 // opens it with the published verifier key.
 func openTileCheckpoint(t *testing.T, e *env) tlog.Tree {
 	t.Helper()
-	r := e.do("", "GET", "/log/acme/checkpoint", nil)
+	r := e.do("", "GET", e.logPrefix("acme")+"/checkpoint", nil)
 	want(t, r, 200, "")
 	if got := r.header.Get("Cache-Control"); got != "public, max-age=5" {
 		t.Fatalf("checkpoint Cache-Control %q", got)
@@ -114,7 +117,7 @@ func TestTilesProveRecordsAndTrees(t *testing.T) {
 		t.Fatalf("the checkpoint did not move: %d then %d", old.N, tree.N)
 	}
 
-	fetcher, err := torchwood.NewTileFetcher(e.srv.URL + "/log/acme")
+	fetcher, err := torchwood.NewTileFetcher(e.srv.URL + e.logPrefix("acme"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestTilesProveRecordsAndTrees(t *testing.T) {
 func TestTilesEntriesWithTorchwoodClient(t *testing.T) {
 	e, alice, auditor := tileFixture(t, 300)
 	tree := openTileCheckpoint(t, e)
-	fetcher, err := torchwood.NewTileFetcher(e.srv.URL+"/log/acme",
+	fetcher, err := torchwood.NewTileFetcher(e.srv.URL+e.logPrefix("acme"),
 		torchwood.WithHTTPClient(&http.Client{Transport: bearerTransport{auditor}}))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +197,7 @@ func TestTilesEntriesWithTorchwoodClient(t *testing.T) {
 		{"the tenant's auditor", auditor, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.send(t, c.token, "GET", "/log/acme/tile/entries/000", nil)
+			r := e.send(t, c.token, "GET", e.logPrefix("acme")+"/tile/entries/000", nil)
 			want(t, r, c.status, "")
 			if c.status != 200 && bytes.Contains(r.body, []byte("alice")) {
 				t.Fatalf("a refused bundle leaks its leaves: %s", r.body)
@@ -218,16 +221,16 @@ func TestTilesPathsAndCaching(t *testing.T) {
 		cache  string
 		size   int
 	}{
-		{"/log/acme/tile/0/000", 200, "public, max-age=31536000, immutable", 256 * 32},
-		{fmt.Sprintf("/log/acme/tile/0/001.p/%d", w), 200, "public, max-age=10", int(w) * 32},
-		{"/log/acme/tile/0/001.p/1", 200, "public, max-age=10", 32},
-		{"/log/acme/tile/1/000.p/1", 200, "public, max-age=10", 32},
-		{"/log/acme/tile/0/001", 404, "no-store", -1},                        // not full yet
-		{fmt.Sprintf("/log/acme/tile/0/001.p/%d", w+1), 404, "no-store", -1}, // wider than the tree
-		{"/log/acme/tile/0/x001/000", 404, "no-store", -1},                   // index 1000
-		{"/log/acme/tile/0/1", 400, "no-store", -1},                          // not three digits
-		{"/log/acme/tile/0/000.p/256", 400, "no-store", -1},                  // a full width is no partial
-		{"/log/acme/tile/zz/000", 400, "no-store", -1},
+		{e.logPrefix("acme") + "/tile/0/000", 200, "public, max-age=31536000, immutable", 256 * 32},
+		{fmt.Sprintf(e.logPrefix("acme")+"/tile/0/001.p/%d", w), 200, "public, max-age=10", int(w) * 32},
+		{e.logPrefix("acme") + "/tile/0/001.p/1", 200, "public, max-age=10", 32},
+		{e.logPrefix("acme") + "/tile/1/000.p/1", 200, "public, max-age=10", 32},
+		{e.logPrefix("acme") + "/tile/0/001", 404, "no-store", -1},                      // not full yet
+		{fmt.Sprintf(e.logPrefix("acme")+"/tile/0/001.p/%d", w+1), 404, "no-store", -1}, // wider than the tree
+		{e.logPrefix("acme") + "/tile/0/x001/000", 404, "no-store", -1},                 // index 1000
+		{e.logPrefix("acme") + "/tile/0/1", 400, "no-store", -1},                        // not three digits
+		{e.logPrefix("acme") + "/tile/0/000.p/256", 400, "no-store", -1},                // a full width is no partial
+		{e.logPrefix("acme") + "/tile/zz/000", 400, "no-store", -1},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			r := e.send(t, "", "GET", c.path, nil)
@@ -241,7 +244,7 @@ func TestTilesPathsAndCaching(t *testing.T) {
 		})
 	}
 	// The first hash of tile 0/000 is leaf 0's hash.
-	r := e.do("", "GET", "/log/acme/tile/0/000", nil)
+	r := e.do("", "GET", e.logPrefix("acme")+"/tile/0/000", nil)
 	if got, want := base64.StdEncoding.EncodeToString(r.body[:32]), leafHashes(t, e, auditor, 1); got != want[0].String() {
 		t.Fatalf("tile 0/000 starts with %s, want leaf 0's hash %s", got, want[0])
 	}
@@ -278,11 +281,11 @@ func TestEntryBundlesGzipAndCaching(t *testing.T) {
 		}
 		return b
 	}
-	partial := fmt.Sprintf("/log/acme/tile/entries/001.p/%d", tree.N-256)
+	partial := fmt.Sprintf(e.logPrefix("acme")+"/tile/entries/001.p/%d", tree.N-256)
 	for _, c := range []struct {
 		path, cache string
 	}{
-		{"/log/acme/tile/entries/000", "private, max-age=31536000, immutable"},
+		{e.logPrefix("acme") + "/tile/entries/000", "private, max-age=31536000, immutable"},
 		{partial, "private, max-age=10"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
@@ -323,7 +326,7 @@ func TestEntryBundlesGzipAndCaching(t *testing.T) {
 		})
 	}
 	// Hash tiles are not compressed.
-	req, _ := http.NewRequest("GET", e.srv.URL+"/log/acme/tile/0/000", nil)
+	req, _ := http.NewRequest("GET", e.srv.URL+e.logPrefix("acme")+"/tile/0/000", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
 	if err != nil {
@@ -333,4 +336,69 @@ func TestEntryBundlesGzipAndCaching(t *testing.T) {
 	if res.Header.Get("Content-Encoding") != "" {
 		t.Fatalf("a hash tile came %q", res.Header.Get("Content-Encoding"))
 	}
+}
+
+// logPrefix is where tenant's log is published: /log/ and its ID.
+func (e *env) logPrefix(tenant string) string { return TilesPrefix + e.svc.LogIDs().ID(tenant) }
+
+// TestTilesDoNotNameTenants: the published logs do not tell an anonymous
+// client which tenants exist. A log is served under an ID that is not the
+// tenant's name; its name, an ID no log has, and the ID of a tenant with
+// no log yet all answer alike, for the checkpoint, the tiles and the
+// bundles; a malformed tile path is the same 400 under any ID. The
+// auditor learns the log's path from GET /v1/log/status, and the log
+// there is the tenant's (its checkpoint opens with the tenant's key).
+func TestTilesDoNotNameTenants(t *testing.T) {
+	e, alice, auditor := tileFixture(t, 3)
+	e.principal("globex", "gus", []string{"auditor"})
+	known := e.logPrefix("acme")
+	if strings.Contains(known, "acme") || len(known) != len(TilesPrefix)+custody.LogIDLen {
+		t.Fatalf("acme's log is published under %q", known)
+	}
+	if other := e.logPrefix("globex"); other == known {
+		t.Fatal("two tenants' logs under one ID")
+	}
+	var st LogStatusResponse
+	r := e.do(auditor, "GET", "/v1/log/status", nil)
+	want(t, r, 200, "")
+	if err := json.Unmarshal(r.body, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.LogPrefix != known {
+		t.Fatalf("GET /v1/log/status gives the log prefix %q, want %q", st.LogPrefix, known)
+	}
+	openTileCheckpoint(t, e) // the log under that prefix opens with acme's key
+
+	// Names and IDs of no log (a tenant has a log from its first
+	// principal on, so a tenant without one is a tenant that does not
+	// exist):
+	unknownIDs := []string{
+		"/log/acme",    // the tenant's name
+		"/log/globexx", // a name that is no tenant's
+		TilesPrefix + strings.Repeat("a", custody.LogIDLen), // an ID of no log
+		TilesPrefix + e.svc.LogIDs().ID("initech"),          // the ID a tenant without a log would have
+	}
+	ref := e.do("", "GET", unknownIDs[2]+"/checkpoint", nil)
+	want(t, ref, 404, "not_found")
+	for _, p := range unknownIDs {
+		for _, path := range []string{p + "/checkpoint", p + "/tile/0/000.p/1", p + "/tile/1/000.p/1"} {
+			r := e.do("", "GET", path, nil)
+			if r.status != ref.status || !bytes.Equal(r.body, ref.body) {
+				t.Fatalf("GET %s = %d %s; want the answer of an unknown ID, %d %s", path, r.status, r.body, ref.status, ref.body)
+			}
+		}
+		if r, k := e.do("", "GET", p+"/tile/0/1", nil), e.do("", "GET", known+"/tile/0/1", nil); r.status != 400 || k.status != 400 ||
+			!bytes.Equal(bytes.ReplaceAll(r.body, []byte(p), nil), bytes.ReplaceAll(k.body, []byte(known), nil)) {
+			t.Fatalf("a malformed path under %s = %d %s, under the log's = %d %s; want the same 400", p, r.status, r.body, k.status, k.body)
+		}
+		// Bundles: the same 403 to a caller who is not the tenant's auditor.
+		r, k := e.do(alice, "GET", p+"/tile/entries/000.p/1", nil), e.do(alice, "GET", known+"/tile/entries/000.p/1", nil)
+		if r.status != 403 || k.status != 403 || !bytes.Equal(r.body, k.body) {
+			t.Fatalf("a user's bundle under %s = %d %s, under the log's = %d %s; want the same 403", p, r.status, r.body, k.status, k.body)
+		}
+	}
+	// The legitimate reads under the log's ID.
+	want(t, e.do("", "GET", known+"/checkpoint", nil), 200, "")
+	want(t, e.do("", "GET", known+"/tile/0/000.p/1", nil), 200, "")
+	want(t, e.do(auditor, "GET", known+"/tile/entries/000.p/1", nil), 200, "")
 }

@@ -96,17 +96,20 @@ type witness struct {
 	log       *output
 }
 
-// startWitness builds and runs litewitness, knowing the log of origin
-// under logVKey; it signs through an ssh-agent served here.
-func startWitness(t *testing.T, origin, logVKey string) witness {
+// startWitness builds and runs litewitness, knowing the logs of list, a
+// C2SP tlog-list (what custody log list prints), which witnessctl
+// pull-logs reads; it signs through an ssh-agent served here.
+func startWitness(t *testing.T, list string) witness {
 	t.Helper()
 	dir := t.TempDir()
 	goBuild(t, dir, "install", "filippo.io/torchwood/cmd/litewitness@v0.6.1", "filippo.io/torchwood/cmd/witnessctl@v0.6.1")
 	db := filepath.Join(dir, "w.db")
-	for _, args := range [][]string{{"add-log", "-db", db, "-origin", origin}, {"add-key", "-db", db, "-origin", origin, "-key", logVKey}} {
-		if out, err := exec.Command(filepath.Join(dir, "witnessctl"), args...).CombinedOutput(); err != nil {
-			t.Fatalf("witnessctl %s: %v\n%s", args[0], err, out)
-		}
+	listFile := filepath.Join(dir, "logs.txt")
+	if err := os.WriteFile(listFile, []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(dir, "witnessctl"), "pull-logs", "-db", db, "-source", listFile).CombinedOutput(); err != nil {
+		t.Fatalf("witnessctl pull-logs: %v\n%s", err, out)
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -263,4 +266,23 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// publishedPath is where tenant's log is published by the server of the
+// store of storeArgs: the path of the URL custody log list --json gives
+// (docs/log-format.md: /log/ and an ID that is not the tenant's name).
+func publishedPath(t *testing.T, bin, tenant string, storeArgs ...string) string {
+	t.Helper()
+	out := run(t, bin, append([]string{"log", "list", "--json", "--tenant", tenant, "--url", "http://server"}, storeArgs...)...)
+	var logs []struct {
+		Tenant, Origin, VKey, URL string
+	}
+	if err := json.Unmarshal([]byte(out), &logs); err != nil || len(logs) != 1 || logs[0].Tenant != tenant {
+		t.Fatalf("custody log list --json --tenant %s: %v %q", tenant, err, out)
+	}
+	path := strings.TrimPrefix(logs[0].URL, "http://server")
+	if !strings.HasPrefix(path, "/log/") || strings.Contains(path, tenant) {
+		t.Fatalf("%s's log is published at %q: want /log/ and an ID that is not the tenant's name", tenant, path)
+	}
+	return path
 }

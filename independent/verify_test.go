@@ -52,12 +52,12 @@ func openCheckpoint(t *testing.T, msg []byte, server, wit note.Verifier) torchwo
 }
 
 // waitCheckpoint waits for an anonymous checkpoint of at least size
-// leaves that the witness cosigned.
+// leaves that the witness cosigned, from the log at url.
 func waitCheckpoint(t *testing.T, url string, size int64, server, wit note.Verifier, log fmt.Stringer) torchwood.Checkpoint {
 	t.Helper()
 	var cp torchwood.Checkpoint
 	waitFor(t, fmt.Sprintf("a cosigned checkpoint of %d entries", size), func() bool {
-		status, body, _ := get(url + "/log/acme/checkpoint")
+		status, body, _ := get(url + "/checkpoint")
 		if status != 200 {
 			return false
 		}
@@ -86,7 +86,8 @@ func TestIndependentVerifier(t *testing.T) {
 	alice := run(t, bin, append([]string{"principal", "add", "--tenant", "acme", "--name", "alice", "--role", "user"}, store...)...)
 	auditor := run(t, bin, append([]string{"principal", "add", "--tenant", "acme", "--name", "audrey", "--role", "auditor"}, store...)...)
 	vkey := run(t, bin, append([]string{"log", "key", "--tenant", "acme"}, store...)...)
-	w := startWitness(t, origin, vkey)
+	w := startWitness(t, run(t, bin, append([]string{"log", "list"}, store...)...))
+	logPath := publishedPath(t, bin, "acme", store...)
 	url, log := serve(t, bin, append([]string{"--witness", w.url + "=" + w.vkey, "--checkpoint-interval", "100ms"}, store...)...)
 
 	// The published key is the one the CLI prints.
@@ -129,16 +130,16 @@ func TestIndependentVerifier(t *testing.T) {
 		call(t, alice, "POST", url+"/v1/memories/batch", req, &res, 200)
 		return res.Items[len(res.Items)-1].LogIndex
 	}
-	first := waitCheckpoint(t, url, batch(300, "first")+1, server, wit, log)
+	first := waitCheckpoint(t, url+logPath, batch(300, "first")+1, server, wit, log)
 	last := batch(20, "second")
-	second := waitCheckpoint(t, url, last+1, server, wit, log)
+	second := waitCheckpoint(t, url+logPath, last+1, server, wit, log)
 	if second.N <= first.N {
 		t.Fatalf("checkpoints of %d then %d entries", first.N, second.N)
 	}
 
 	// The entries, from the bundles (the auditor's), checked against the
 	// hash tiles by torchwood's client as it reads them.
-	fetcher, err := torchwood.NewTileFetcher(url+"/log/acme", torchwood.WithHTTPClient(&http.Client{Transport: bearer(auditor)}))
+	fetcher, err := torchwood.NewTileFetcher(url+logPath, torchwood.WithHTTPClient(&http.Client{Transport: bearer(auditor)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestIndependentVerifier(t *testing.T) {
 
 	// Each entry decodes, is signed by its actor, and proves its inclusion
 	// from the anonymous hash tiles alone.
-	anon, err := torchwood.NewTileFetcher(url + "/log/acme")
+	anon, err := torchwood.NewTileFetcher(url + logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestIndependentVerifier(t *testing.T) {
 
 	// Anonymous callers get hashes only: the bundles need a token, and the
 	// user's JSON entries have the same leaf hashes as the bundles.
-	if status, _, _ := get(url + "/log/acme/tile/entries/000"); status != 401 {
+	if status, _, _ := get(url + logPath + "/tile/entries/000"); status != 401 {
 		t.Fatalf("an anonymous entry bundle answered %d", status)
 	}
 	var page struct {

@@ -30,7 +30,7 @@ func testTilesHTTP(t *testing.T, a *apiEnv) {
 	a.call("alice", "POST", "/v1/memories/batch", batch, 200, nil)
 	cp := a.checkpoint("alice") // signs one
 
-	res, err := http.Get(a.srv.URL + "/log/acme/checkpoint")
+	res, err := http.Get(a.srv.URL + logPrefix(a, "acme") + "/checkpoint")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func testTilesHTTP(t *testing.T, a *apiEnv) {
 		t.Fatal(err)
 	}
 	entries, _ := a.entries("audrey", cp.Size)
-	fetcher, err := torchwood.NewTileFetcher(a.srv.URL + "/log/acme")
+	fetcher, err := torchwood.NewTileFetcher(a.srv.URL + logPrefix(a, "acme"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func testTilesHTTP(t *testing.T, a *apiEnv) {
 	}
 
 	bundle := func(who string) (int, []byte) {
-		req, _ := http.NewRequest("GET", a.srv.URL+"/log/acme/tile/entries/000", nil)
+		req, _ := http.NewRequest("GET", a.srv.URL+logPrefix(a, "acme")+"/tile/entries/000", nil)
 		req.Header.Set("Authorization", "Bearer "+a.tokens[who])
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -107,7 +107,7 @@ func testTilesHTTP(t *testing.T, a *apiEnv) {
 	a.add("globex", "gail", []string{"user"})
 	a.call("gail", "POST", "/v1/memories", memoryRequest{Namespace: "n", Class: "episode", Body: "globex entry", Channel: "user"}, 201, nil)
 	a.checkpoint("gail")
-	res, err = http.Get(a.srv.URL + "/log/globex/checkpoint")
+	res, err = http.Get(a.srv.URL + logPrefix(a, "globex") + "/checkpoint")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +118,9 @@ func testTilesHTTP(t *testing.T, a *apiEnv) {
 		t.Fatalf("globex's checkpoint %+v, %v: want its own origin and a smaller tree than acme's %+v", other, err, anon)
 	}
 }
+
+// logPrefix is where tenant's log is published, /log/ and its ID.
+func logPrefix(a *apiEnv, tenant string) string { return "/log/" + a.svc.LogIDs().ID(tenant) }
 
 func mustHash(t *testing.T, le logEntry) []byte {
 	t.Helper()

@@ -81,20 +81,20 @@ type liteWitness struct {
 	stderr    *watch
 }
 
-// startLitewitness runs litewitness with a fresh key, knowing the log of
-// origin under logVKey.
-func startLitewitness(t *testing.T, origin, logVKey string) liteWitness {
+// startLitewitness runs litewitness with a fresh key, knowing the logs
+// of the C2SP tlog-list list (what custody log list prints), which
+// witnessctl pull-logs reads.
+func startLitewitness(t *testing.T, list string) liteWitness {
 	t.Helper()
 	bin, ctl := buildLitewitness(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.db")
-	for _, args := range [][]string{
-		{"add-log", "-db", db, "-origin", origin},
-		{"add-key", "-db", db, "-origin", origin, "-key", logVKey},
-	} {
-		if out, err := exec.Command(ctl, args...).CombinedOutput(); err != nil {
-			t.Fatalf("witnessctl %s: %v\n%s", args[0], err, out)
-		}
+	listFile := filepath.Join(dir, "logs.txt")
+	if err := os.WriteFile(listFile, []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(ctl, "pull-logs", "-db", db, "-source", listFile).CombinedOutput(); err != nil {
+		t.Fatalf("witnessctl pull-logs: %v\n%s", err, out)
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -152,6 +152,34 @@ type served struct {
 	url    string
 	stderr *watch
 	stop   func()
+	// logPath is where acme's log is published (/log/ and its ID), set by
+	// the tests that read it.
+	logPath string
+}
+
+// logList is what custody log list prints for the store of storeArgs.
+func logList(t *testing.T, storeArgs ...string) string {
+	t.Helper()
+	code, out, msg := cli(append([]string{"log", "list"}, storeArgs...)...)
+	if code != 0 {
+		t.Fatalf("log list: %s", msg)
+	}
+	return out
+}
+
+// logPathOf is where tenant's log of the store of storeArgs is published:
+// /log/ and its ID, as custody log list --json gives it.
+func logPathOf(t *testing.T, tenant string, storeArgs ...string) string {
+	t.Helper()
+	code, out, msg := cli(append([]string{"log", "list", "--json", "--tenant", tenant, "--url", "http://x"}, storeArgs...)...)
+	if code != 0 {
+		t.Fatalf("log list: %s", msg)
+	}
+	var logs []listedLog
+	if err := json.Unmarshal([]byte(out), &logs); err != nil || len(logs) != 1 {
+		t.Fatalf("log list --json: %v %q", err, out)
+	}
+	return strings.TrimPrefix(logs[0].URL, "http://x")
 }
 
 var servingURL = regexp.MustCompile(`custody is serving on (http://\S+)`)
@@ -210,7 +238,7 @@ func (s served) write(t *testing.T, token string, n int, prefix string) uint64 {
 
 // checkpoint is the anonymous checkpoint of the server.
 func (s served) checkpoint() string {
-	res, err := http.Get(s.url + "/log/acme/checkpoint")
+	res, err := http.Get(s.url + s.logPath + "/checkpoint")
 	if err != nil {
 		return ""
 	}
@@ -249,15 +277,13 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 		t.Fatalf("principal add: %s", stderr)
 	}
 	token = strings.TrimSpace(token)
-	code, vkey, stderr := cli(append([]string{"log", "key", "--tenant", "acme"}, store...)...)
-	if code != 0 {
-		t.Fatalf("log key: %s", stderr)
-	}
-	w := startLitewitness(t, origin, strings.TrimSpace(vkey))
+	w := startLitewitness(t, logList(t, store...))
+	logPath := logPathOf(t, "acme", store...)
 	serveArgs := append([]string{"--witness", w.url + "=" + w.vkey, "--checkpoint-interval", "100ms"}, store...)
 
 	// An honest server: every checkpoint is cosigned.
 	s := runServed(t, serveArgs...)
+	s.logPath = logPath
 	cp := s.waitCosigned(t, w, s.write(t, token, 3, "first"))
 	if !bytes.HasPrefix([]byte(cp), []byte(origin+"\n")) {
 		t.Fatalf("checkpoint %q of another origin", cp)
@@ -280,6 +306,7 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 	copyDir(t, dir, backup)
 
 	s = runServed(t, serveArgs...)
+	s.logPath = logPath
 	n2 := s.write(t, token, 3, "second")
 	s.waitCosigned(t, w, n2)
 	s.stop()
@@ -312,6 +339,7 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 	// past what the witness saw, with other entries.
 	copyDir(t, backup, dir)
 	s = runServed(t, serveArgs...)
+	s.logPath = logPath
 	s.write(t, token, 6, "another history")
 	waitFor(t, "the witness to refuse the rewritten history", func() bool {
 		return strings.Contains(s.stderr.String(), "bad consistency proof")

@@ -1176,6 +1176,8 @@ export interface components {
             checkpoint: string;
             /** @description the outcome of the last custody verify run on this store, for this tenant's log, or null */
             last_verify: components["schemas"]["VerifyStatus"];
+            /** @description the path under which this server publishes the tenant's log as C2SP tlog-tiles (checkpoint, tile/…), /log/ and an ID that cannot be guessed from the tenant's name: hand the server's URL and this path, with the verifier key, to whoever should follow the log */
+            log_prefix: string;
             /** @description the origin of the tenant's log, the first line of its checkpoints */
             origin: string;
             /** Format: int64 */
