@@ -21,6 +21,9 @@ type ReviewItem struct {
 	// Dependents are the records derived from it, at any depth, with
 	// their states (at most MaxDependents): what its decision reaches.
 	Dependents []Dependent `json:"dependents,omitempty" doc:"records derived from it, at any depth, with their states"`
+	// Sensitive says its key matches a sensitive pattern: approving an
+	// overwrite of it leaves it waiting for its owner (rule 8).
+	Sensitive bool `json:"sensitive,omitempty" doc:"its key is sensitive: an approved overwrite waits for the owner's confirmation"`
 }
 
 // Dependent is a record derived from another, with its state.
@@ -80,7 +83,7 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 		}
 		pol, polErr := s.policyFor(ctx, tx, c.Tenant())
 		for _, r := range recs {
-			it := ReviewItem{Record: r, ExpiresReviewAt: r.CreatedAt.Add(s.opts.ReviewTTL)}
+			it := ReviewItem{Record: r, ExpiresReviewAt: r.CreatedAt.Add(s.opts.ReviewTTL), Sensitive: r.Key != "" && s.Sensitive(r.Key)}
 			if it.ApprovalNeeds, err = s.approvalNeedUnder(ctx, tx, pol, polErr, r); err != nil {
 				return err
 			}

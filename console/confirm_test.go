@@ -19,9 +19,9 @@ func TestConsoleSaysTheOwnerMustConfirm(t *testing.T) {
 	var approved atomic.Bool
 	mux := http.NewServeMux()
 	mux.Handle(console.Prefix, console.Handler())
-	mux.HandleFunc("GET /v1/log/checkpoint", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write([]byte("custody\n1\nAAAA\n\n— custody abc\n"))
+	mux.HandleFunc("GET /v1/me", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"tenant":"acme","name":"rita","roles":["reviewer"],"channels":[],"groups":[]}`))
 	})
 	mux.HandleFunc("GET /v1/review", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -33,7 +33,7 @@ func TestConsoleSaysTheOwnerMustConfirm(t *testing.T) {
 			"channel":"tool:email","writer":"acme/harness","source_ref":"mail:9","authority":"external","audience":"owner","state":"quarantined",
 			"created_at":"2026-01-01T00:00:00Z","expires_review_at":"2099-01-01T00:00:00Z","parents":[],
 			"receipt":{"decision":"quarantined","rules":["sensitive-overwrite"],"reason":"held"},
-			"proposed":{"old":"ACCT-1042","new":"ACCT-2000"}}],"next_cursor":""}`))
+			"sensitive":true,"proposed":{"old":"ACCT-1042","new":"ACCT-2000"}}],"next_cursor":""}`))
 	})
 	mux.HandleFunc("POST /v1/review/R1/approve", func(w http.ResponseWriter, r *http.Request) {
 		approved.Store(true)
@@ -48,7 +48,7 @@ func TestConsoleSaysTheOwnerMustConfirm(t *testing.T) {
 	until(t, ctx, "the item", `document.querySelector('#queue-rows').dataset.items === '1'`)
 	run(t, ctx, "a, Enter", chromedp.KeyEvent("a"))
 	until(t, ctx, "the approval form", `document.activeElement.closest('.decide') !== null`)
-	if form := text(t, ctx, ".decide"); !strings.Contains(form, "A sensitive key still waits for its owner") {
+	if form := text(t, ctx, ".decide"); !strings.Contains(form, "a sensitive key: it then waits for alice's confirmation") {
 		t.Fatalf("the approval form does not warn of the owner's confirmation: %q", form)
 	}
 	run(t, ctx, "confirming", chromedp.Click(chromedp.CSS(".decide button[type=submit]")))

@@ -204,6 +204,7 @@ func browser(t *testing.T) context.Context {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
+	axeSource(t) // every browser test runs axe-core too
 	return bctx
 }
 
@@ -212,6 +213,10 @@ func tab(t *testing.T, bctx context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(bctx)
 	t.Cleanup(cancel)
+	// A step that waits for what never comes (a click on a button that is
+	// not there) fails the test instead of hanging it.
+	ctx, stop := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(stop)
 	return ctx
 }
 

@@ -48,6 +48,7 @@ func TestConsoleImpactInBrowser(t *testing.T) {
 	until(t, ctx, "the story links to the impact", `!!document.querySelector('#story-impact')`)
 	run(t, ctx, "following the link", chromedp.Click(chromedp.ID("story-impact")))
 	until(t, ctx, "the impact shows", `!!document.querySelector('#impact-body .impact-decisions')`)
+	atEverySize(t, ctx, "a record's impact")
 	got := eval[map[string]string](t, ctx, `(() => ({
 		desc: document.querySelector('#impact-body .impact-descendants').textContent,
 		sessions: document.querySelector('#impact-body .impact-sessions').textContent,
