@@ -80,7 +80,8 @@ func atEverySize(t *testing.T, ctx context.Context, page string) {
 		until(t, ctx, "the layout at "+v.name, "window.innerWidth === "+itoa(v.width))
 		axeCheck(t, ctx, page+" at "+v.name)
 		if w := eval[int64](t, ctx, `document.documentElement.scrollWidth`); w > v.width {
-			t.Errorf("%s at %s is %d pixels wide, wider than its viewport", page, v.name, w)
+			wide := eval[string](t, ctx, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5).slice(-3).map(e => e.tagName + '.' + e.className + ' ' + e.getBoundingClientRect().right).join('; ')`)
+			t.Errorf("%s at %s is %d pixels wide, wider than its viewport (%s)", page, v.name, w, wide)
 		}
 	}
 	run(t, ctx, "back to 1280px", chromedp.EmulateViewport(1280, 900))

@@ -179,7 +179,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		if rows := eval[int](t, ctx, `document.querySelectorAll('#queue-rows .row').length`); rows != 2 {
 			t.Fatalf("rows = %d, want 2 (the poison, the intranet page)", rows)
 		}
-		screenshot(t, ctx, "queue.png")
 	})
 
 	t.Run("readable at 200% zoom", func(t *testing.T) {

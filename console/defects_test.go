@@ -91,6 +91,7 @@ func TestConsoleQueueDefects(t *testing.T) {
 	signIn(t, ctx, e.srv.URL, w.rita)
 	until(t, ctx, "the queue", `document.querySelector('#queue-rows').dataset.items === '8'`)
 
+	screenshot(t, ctx, "queue.png")
 	t.Run("the queue passes axe-core at every size", func(t *testing.T) { atEverySize(t, ctx, "the queue") })
 
 	t.Run("1: approving a row lists each item with its own effect, grouped, and leaves out what needs another role", func(t *testing.T) {

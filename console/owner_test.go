@@ -54,6 +54,7 @@ func TestConsoleOwnersPage(t *testing.T) {
 		t.Fatalf("the held list: want the rules and the source of %s and not its body:\n%s", held.ID, h)
 	}
 	atEverySize(t, ctx, "the owner's page")
+	screenshot(t, ctx, "owner.png")
 
 	// Confirm with the keyboard alone.
 	tabTo(t, ctx, `#mine-pending .pending[data-id="`+first+`"] button[data-act=confirm]`)
