@@ -1488,6 +1488,8 @@ export interface components {
             policy_version: string;
             proposed?: components["schemas"]["Proposed"];
             receipt?: components["schemas"]["Receipt"];
+            /** @description its key is sensitive: an approved overwrite waits for the owner's confirmation */
+            sensitive?: boolean;
             session?: string;
             source_ref: string;
             /** @enum {string} */
