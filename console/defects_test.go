@@ -95,8 +95,8 @@ func TestConsoleQueueDefects(t *testing.T) {
 	t.Run("the queue passes axe-core at every size", func(t *testing.T) { atEverySize(t, ctx, "the queue") })
 
 	t.Run("1: approving a row lists each item with its own effect, grouped, and leaves out what needs another role", func(t *testing.T) {
-		row := `document.querySelector('#queue-rows li.item[data-id="` + w.proc + `"]').closest('.row')`
-		eval[bool](t, ctx, row+`.focus(), true`) // focusing the e-mail's row
+		g := eval[string](t, ctx, item(w.proc)+`.closest('.row').dataset.g`)
+		tabTo(t, ctx, `#queue-rows .row[data-g="`+g+`"] .row-actions button.reject`) // the keyboard alone, to the e-mail's row
 		run(t, ctx, "a", chromedp.KeyEvent("a"))
 		until(t, ctx, "the summary", `!!document.querySelector('#queue .decide .summary')`)
 		got := text(t, ctx, "#queue .decide .summary")
@@ -136,7 +136,7 @@ func TestConsoleQueueDefects(t *testing.T) {
 		if n := eval[int](t, octx, `document.querySelectorAll('#queue-rows li.item button.approve').length`); n != 1 {
 			t.Fatalf("the policy owner is offered %d Approve buttons; she may approve the procedure only", n)
 		}
-		eval[bool](t, octx, item(w.proc)+`.querySelector('button.approve').focus(), true`) // focusing its Approve
+		tabTo(t, octx, `#queue-rows li.item[data-id="`+w.proc+`"] button.approve`)
 		run(t, octx, "Enter, a reason, Enter", chromedp.KeyEvent(kb.Enter))
 		until(t, octx, "the form", `document.activeElement.name === 'reason'`)
 		run(t, octx, "reason", chromedp.KeyEvent("audit asked for it"+kb.Enter))
