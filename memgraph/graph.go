@@ -64,12 +64,26 @@ func (l local) Remember(ctx context.Context, in custody.Candidate) (*custody.Dec
 
 // Held is a write that admission did not admit: it is not part of the graph.
 type Held struct {
+	ID     string // the held version, which the owner confirms or a reviewer approves
 	What   string
 	State  custody.State
 	Reason string
 }
 
-func (h Held) String() string { return fmt.Sprintf("%s: %s (%s)", h.What, h.State, h.Reason) }
+func (h Held) String() string {
+	return fmt.Sprintf("%s: %s (%s; id %s)", h.What, h.State, h.Reason, h.ID)
+}
+
+// Confirmer is a Backend through which the owner confirms a version that
+// waits for her (custody's Confirm): the graph's deletions of sensitive
+// names, confirmed by answering an elicitation.
+type Confirmer interface {
+	Confirm(ctx context.Context, id string) (*custody.Record, error)
+}
+
+func (l local) Confirm(ctx context.Context, id string) (*custody.Record, error) {
+	return l.svc.Confirm(ctx, l.c, id)
+}
 
 // Graph is the knowledge graph of one caller, in one custody session.
 type Graph struct {
@@ -88,15 +102,18 @@ func New(b Backend, namespace, channel, session string) (*Graph, error) {
 	return &Graph{b: b, namespace: namespace, channel: channel, session: session}, nil
 }
 
-// state is the graph as stored: the live records behind it.
+// state is the graph as stored: the live records behind it, in the order
+// they were written (the reference's order: its file keeps entities,
+// observations and relations in the order they were added).
 type state struct {
 	entities  []*entityRec
-	byName    map[string]*entityRec
+	byName    map[string][]*entityRec // the entities of one name, oldest first
 	relations []relationRec
 }
 
 type entityRec struct {
 	key string
+	occ int
 	Entity
 	obs []obsRec
 }
@@ -104,11 +121,21 @@ type entityRec struct {
 type obsRec struct {
 	key     string
 	content string
+	occ     int
 }
 
 type relationRec struct {
 	key string
+	occ int
 	Relation
+}
+
+// first is the entity the reference finds by name: the oldest of that name.
+func (s *state) first(name string) *entityRec {
+	if es := s.byName[name]; len(es) > 0 {
+		return es[0]
+	}
+	return nil
 }
 
 func (s *state) graph(keep func(*entityRec) bool, keepRel func(Relation) bool) KnowledgeGraph {
@@ -133,7 +160,7 @@ func (s *state) graph(keep func(*entityRec) bool, keepRel func(Relation) bool) K
 // load reads the live graph: every eligible record of the three
 // namespaces, oldest first, tombstones left out.
 func (g *Graph) load(ctx context.Context) (*state, error) {
-	s := &state{byName: map[string]*entityRec{}}
+	s := &state{byName: map[string][]*entityRec{}}
 	ents, err := g.list(ctx, nsEntities)
 	if err != nil {
 		return nil, err
@@ -143,12 +170,9 @@ func (g *Graph) load(ctx context.Context) (*state, error) {
 		if !decode(r, &b) || b.Deleted {
 			continue
 		}
-		if _, dup := s.byName[b.Name]; dup {
-			continue
-		}
-		e := &entityRec{key: r.Key, Entity: Entity{Name: b.Name, EntityType: b.EntityType}}
+		e := &entityRec{key: r.Key, occ: b.Occurrence, Entity: Entity{Name: b.Name, EntityType: b.EntityType}}
 		s.entities = append(s.entities, e)
-		s.byName[b.Name] = e
+		s.byName[b.Name] = append(s.byName[b.Name], e)
 	}
 	obs, err := g.list(ctx, nsObservations)
 	if err != nil {
@@ -159,14 +183,12 @@ func (g *Graph) load(ctx context.Context) (*state, error) {
 		if !decode(r, &b) || b.Deleted {
 			continue
 		}
-		e := s.byName[b.Entity]
-		if e == nil {
+		i := slices.IndexFunc(s.byName[b.Entity], func(e *entityRec) bool { return e.occ == b.EntityOccurrence })
+		if i < 0 {
 			continue // of an entity deleted meanwhile
 		}
-		if slices.ContainsFunc(e.obs, func(o obsRec) bool { return o.content == b.Content }) {
-			continue
-		}
-		e.obs = append(e.obs, obsRec{key: r.Key, content: b.Content})
+		e := s.byName[b.Entity][i]
+		e.obs = append(e.obs, obsRec{key: r.Key, content: b.Content, occ: b.Occurrence})
 	}
 	rels, err := g.list(ctx, nsRelations)
 	if err != nil {
@@ -177,7 +199,7 @@ func (g *Graph) load(ctx context.Context) (*state, error) {
 		if !decode(r, &b) || b.Deleted {
 			continue
 		}
-		s.relations = append(s.relations, relationRec{key: r.Key, Relation: b.Relation})
+		s.relations = append(s.relations, relationRec{key: r.Key, occ: b.Occurrence, Relation: b.Relation})
 	}
 	return s, nil
 }

@@ -34,11 +34,13 @@ func (h *holder) note(what string, d *custody.Decision) bool {
 	if d.State == custody.StateAdmitted {
 		return true
 	}
-	*h = append(*h, Held{What: what, State: d.State, Reason: d.Reason})
+	*h = append(*h, Held{ID: d.ID, What: what, State: d.State, Reason: d.Reason})
 	return false
 }
 
-// CreateEntities adds the entities whose names are not in the graph yet and
+// CreateEntities adds the entities whose names are not in the graph yet,
+// as the reference does: two of one name in one call are both added, and
+// an entity keeps its observations as given, repeated ones included. It
 // returns those that were admitted.
 func (g *Graph) CreateEntities(ctx context.Context, in []Entity) ([]Entity, []Held, error) {
 	s, err := g.load(ctx)
@@ -47,13 +49,14 @@ func (g *Graph) CreateEntities(ctx context.Context, in []Entity) ([]Entity, []He
 	}
 	var held holder
 	out := []Entity{}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, e := range in {
-		if s.byName[e.Name] != nil || seen[e.Name] {
+		if s.first(e.Name) != nil {
 			continue
 		}
-		seen[e.Name] = true
-		d, err := g.write(ctx, nsEntities, entityKey(e.Name), encode(entityBody{Name: e.Name, EntityType: e.EntityType}), "")
+		occ := seen[e.Name]
+		seen[e.Name]++
+		d, err := g.write(ctx, nsEntities, entityKey(e.Name, occ), encode(entityBody{Name: e.Name, EntityType: e.EntityType, Occurrence: occ}), "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -61,8 +64,11 @@ func (g *Graph) CreateEntities(ctx context.Context, in []Entity) ([]Entity, []He
 			continue
 		}
 		added := []string{}
-		for _, o := range uniq(e.Observations) {
-			od, err := g.write(ctx, nsObservations, obsKey(e.Name, o), encode(obsBody{Entity: e.Name, Content: o}), "")
+		count := map[string]int{}
+		for _, o := range e.Observations {
+			n := count[o]
+			count[o]++
+			od, err := g.write(ctx, nsObservations, obsKey(e.Name, occ, o, n), encode(obsBody{Entity: e.Name, EntityOccurrence: occ, Content: o, Occurrence: n}), "")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -75,7 +81,8 @@ func (g *Graph) CreateEntities(ctx context.Context, in []Entity) ([]Entity, []He
 	return out, held, nil
 }
 
-// CreateRelations adds the relations not in the graph yet.
+// CreateRelations adds the relations not in the graph yet (one repeated in
+// the call is added twice, as the reference does).
 func (g *Graph) CreateRelations(ctx context.Context, in []Relation) ([]Relation, []Held, error) {
 	s, err := g.load(ctx)
 	if err != nil {
@@ -83,11 +90,14 @@ func (g *Graph) CreateRelations(ctx context.Context, in []Relation) ([]Relation,
 	}
 	var held holder
 	out := []Relation{}
+	seen := map[Relation]int{}
 	for _, r := range in {
-		if slices.ContainsFunc(s.relations, func(x relationRec) bool { return x.Relation == r }) || slices.Contains(out, r) {
+		if slices.ContainsFunc(s.relations, func(x relationRec) bool { return x.Relation == r }) {
 			continue
 		}
-		d, err := g.write(ctx, nsRelations, relationKey(r), encode(relationBody{Relation: r}), "")
+		occ := seen[r]
+		seen[r]++
+		d, err := g.write(ctx, nsRelations, relationKey(r, occ), encode(relationBody{Relation: r, Occurrence: occ}), "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -98,15 +108,16 @@ func (g *Graph) CreateRelations(ctx context.Context, in []Relation) ([]Relation,
 	return out, held, nil
 }
 
-// AddObservations adds the contents an entity does not have yet. Every
-// entity must exist; if one does not, nothing is written.
+// AddObservations adds to each entity (the first of its name) the contents
+// it does not have yet; contents repeated in one entry are added as many
+// times. Every entity must exist; if one does not, nothing is written.
 func (g *Graph) AddObservations(ctx context.Context, in []ObservationInput) ([]ObservationResult, []Held, error) {
 	s, err := g.load(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, o := range in {
-		if s.byName[o.EntityName] == nil {
+		if s.first(o.EntityName) == nil {
 			return nil, nil, &custody.Error{Kind: custody.ErrNotFound, Field: "entityName",
 				Msg: fmt.Sprintf("Entity with name %s not found", o.EntityName)}
 		}
@@ -114,19 +125,30 @@ func (g *Graph) AddObservations(ctx context.Context, in []ObservationInput) ([]O
 	var held holder
 	out := []ObservationResult{}
 	for _, o := range in {
-		e := s.byName[o.EntityName]
+		e := s.first(o.EntityName)
 		res := ObservationResult{EntityName: o.EntityName, AddedObservations: []string{}}
-		for _, c := range uniq(o.Contents) {
-			if slices.ContainsFunc(e.obs, func(x obsRec) bool { return x.content == c }) {
-				continue
+		var fresh []string
+		for _, c := range o.Contents {
+			if !slices.ContainsFunc(e.obs, func(x obsRec) bool { return x.content == c }) {
+				fresh = append(fresh, c)
 			}
-			d, err := g.write(ctx, nsObservations, obsKey(e.Name, c), encode(obsBody{Entity: e.Name, Content: c}), "")
+		}
+		for _, c := range fresh {
+			n := 0
+			for _, x := range e.obs {
+				if x.content == c {
+					n++
+				}
+			}
+			key := obsKey(e.Name, e.occ, c, n)
+			d, err := g.write(ctx, nsObservations, key, encode(obsBody{Entity: e.Name, EntityOccurrence: e.occ, Content: c, Occurrence: n}), "")
 			if err != nil {
 				return nil, nil, err
 			}
+			// held or not, it counts for the next repetition's occurrence
+			e.obs = append(e.obs, obsRec{key: key, content: c, occ: n})
 			if held.note(fmt.Sprintf("observation %q of %q", c, e.Name), d) {
 				res.AddedObservations = append(res.AddedObservations, c)
-				e.obs = append(e.obs, obsRec{key: obsKey(e.Name, c), content: c})
 			}
 		}
 		out = append(out, res)
@@ -134,8 +156,8 @@ func (g *Graph) AddObservations(ctx context.Context, in []ObservationInput) ([]O
 	return out, held, nil
 }
 
-// DeleteEntities deletes the named entities, their observations and every
-// relation from or to them.
+// DeleteEntities deletes the named entities (every one of each name), their
+// observations and every relation from or to those names.
 func (g *Graph) DeleteEntities(ctx context.Context, names []string) ([]Held, error) {
 	s, err := g.load(ctx)
 	if err != nil {
@@ -143,19 +165,17 @@ func (g *Graph) DeleteEntities(ctx context.Context, names []string) ([]Held, err
 	}
 	var held holder
 	for _, name := range uniq(names) {
-		e := s.byName[name]
-		if e == nil {
-			continue
-		}
-		for _, o := range e.obs {
-			if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: name, Content: o.content, Deleted: true},
-				fmt.Sprintf("deletion of observation %q of %q", o.content, name)); err != nil {
+		for _, e := range s.byName[name] {
+			for _, o := range e.obs {
+				if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: name, EntityOccurrence: e.occ, Content: o.content, Occurrence: o.occ, Deleted: true},
+					fmt.Sprintf("deletion of observation %q of %q", o.content, name)); err != nil {
+					return nil, err
+				}
+			}
+			if err := g.tombstone(ctx, &held, nsEntities, e.key, entityBody{Name: name, EntityType: e.EntityType, Occurrence: e.occ, Deleted: true},
+				fmt.Sprintf("deletion of entity %q", name)); err != nil {
 				return nil, err
 			}
-		}
-		if err := g.tombstone(ctx, &held, nsEntities, e.key, entityBody{Name: name, EntityType: e.EntityType, Deleted: true},
-			fmt.Sprintf("deletion of entity %q", name)); err != nil {
-			return nil, err
 		}
 	}
 	for _, r := range s.relations {
@@ -168,21 +188,25 @@ func (g *Graph) DeleteEntities(ctx context.Context, names []string) ([]Held, err
 	return held, nil
 }
 
-// DeleteObservations deletes observations; unknown entities and contents are ignored.
+// DeleteObservations deletes, from the first entity of each name, every
+// observation with one of the contents; unknown entities and contents are
+// ignored.
 func (g *Graph) DeleteObservations(ctx context.Context, in []Deletion) ([]Held, error) {
 	s, err := g.load(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var held holder
+	done := map[string]bool{}
 	for _, del := range in {
-		e := s.byName[del.EntityName]
+		e := s.first(del.EntityName)
 		if e == nil {
 			continue
 		}
 		for _, o := range e.obs {
-			if slices.Contains(del.Observations, o.content) {
-				if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: e.Name, Content: o.content, Deleted: true},
+			if slices.Contains(del.Observations, o.content) && !done[o.key] {
+				done[o.key] = true
+				if err := g.tombstone(ctx, &held, nsObservations, o.key, obsBody{Entity: e.Name, EntityOccurrence: e.occ, Content: o.content, Occurrence: o.occ, Deleted: true},
 					fmt.Sprintf("deletion of observation %q of %q", o.content, e.Name)); err != nil {
 					return nil, err
 				}
@@ -192,7 +216,7 @@ func (g *Graph) DeleteObservations(ctx context.Context, in []Deletion) ([]Held, 
 	return held, nil
 }
 
-// DeleteRelations deletes the named relations; unknown ones are ignored.
+// DeleteRelations deletes the named relations (each copy); unknown ones are ignored.
 func (g *Graph) DeleteRelations(ctx context.Context, in []Relation) ([]Held, error) {
 	s, err := g.load(ctx)
 	if err != nil {
@@ -210,7 +234,7 @@ func (g *Graph) DeleteRelations(ctx context.Context, in []Relation) ([]Held, err
 }
 
 func (g *Graph) deleteRelation(ctx context.Context, held *holder, r relationRec) error {
-	return g.tombstone(ctx, held, nsRelations, r.key, relationBody{Relation: r.Relation, Deleted: true},
+	return g.tombstone(ctx, held, nsRelations, r.key, relationBody{Relation: r.Relation, Occurrence: r.occ, Deleted: true},
 		fmt.Sprintf("deletion of relation %s %s %s", r.From, r.RelationType, r.To))
 }
 

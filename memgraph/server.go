@@ -1,19 +1,51 @@
 package memgraph
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultNamespace is the root namespace of the graph's records.
 const DefaultNamespace = "graph"
+
+// ResourceURI is the reference server's resource: the whole graph as JSON.
+const ResourceURI = "memory://knowledge-graph"
+
+// toolsJSON is what the reference server (@modelcontextprotocol/server-memory
+// 2026.8.31, pinned in testdata/node) answers to tools/list, but for each
+// tool's "execution" field, which the Go MCP SDK has no place for. The
+// differential test in testdata/node compares it with the live reference.
+//
+//go:embed tools.json
+var toolsJSON []byte
+
+// Tools are the reference's nine tools, as it lists them (their schemas
+// kept as the reference wrote them, key order included).
+func Tools() []*mcp.Tool {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(toolsJSON, &raws); err != nil {
+		panic(fmt.Sprintf("memgraph: tools.json: %v", err))
+	}
+	ts := make([]*mcp.Tool, len(raws))
+	for i, raw := range raws {
+		var t mcp.Tool
+		var schemas struct{ InputSchema, OutputSchema json.RawMessage }
+		if err := errors.Join(json.Unmarshal(raw, &t), json.Unmarshal(raw, &schemas)); err != nil {
+			panic(fmt.Sprintf("memgraph: tools.json: %v", err))
+		}
+		t.InputSchema, t.OutputSchema = schemas.InputSchema, schemas.OutputSchema
+		ts[i] = &t
+	}
+	return ts
+}
 
 // The tools' inputs, as the reference server declares them.
 type (
@@ -27,20 +59,16 @@ type (
 		Observations []ObservationInput `json:"observations"`
 	}
 	entityNamesInput struct {
-		EntityNames []string `json:"entityNames" jsonschema:"An array of entity names to delete"`
+		EntityNames []string `json:"entityNames"`
 	}
 	deletionsInput struct {
 		Deletions []Deletion `json:"deletions"`
 	}
-	deleteRelInput struct {
-		Relations []Relation `json:"relations" jsonschema:"An array of relations to delete"`
-	}
-	emptyInput struct{}
 	queryInput struct {
-		Query string `json:"query" jsonschema:"The search query to match against entity names, types, and observation content"`
+		Query string `json:"query"`
 	}
 	namesInput struct {
-		Names []string `json:"names" jsonschema:"An array of entity names to retrieve"`
+		Names []string `json:"names"`
 	}
 )
 
@@ -55,109 +83,202 @@ type (
 	}
 )
 
-var (
-	readOnly    = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)}
-	additive    = &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(false), OpenWorldHint: jsonschema.Ptr(false)}
-	destructive = &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(true), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)}
-)
-
 // NewServer returns the MCP server of graph g, whose records are written in
-// custody session (named in its instructions for a harness).
+// custody session (named in its instructions for a harness). It answers as
+// the reference server does (docs/mcp.md lists the differences): the same
+// tools, schemas, results, errors and resource.
 func NewServer(g *Graph, version string) *mcp.Server {
+	// The SDK keeps who subscribed to the resource; a tool that may have
+	// changed the graph tells them (notifications/resources/updated), as the
+	// reference does.
+	accept := func(context.Context, *mcp.SubscribeRequest) error { return nil }
+	leave := func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	srv := mcp.NewServer(&mcp.Implementation{Name: "custody-memory-graph", Title: "custody knowledge graph memory", Version: version},
 		&mcp.ServerOptions{
 			Instructions: "A knowledge graph memory kept by custody: every entity, observation and relation is a memory " +
 				"with provenance, admitted by custody's policy; what it holds for review is not part of the graph until approved. " +
 				"custody session: " + g.session,
-			Capabilities: &mcp.ServerCapabilities{},
+			Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}},
+			SubscribeHandler:   accept,
+			UnsubscribeHandler: leave,
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_entities", Title: "Create Entities",
-		Description: "Create multiple new entities in the knowledge graph", Annotations: additive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in entitiesInput) (*mcp.CallToolResult, entitiesInput, error) {
-			out, held, err := g.CreateEntities(ctx, in.Entities)
-			return answer(out, held, err), entitiesInput{Entities: out}, toolErr(err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_relations", Title: "Create Relations",
-		Description: "Create multiple new relations between entities in the knowledge graph. Relations should be in active voice", Annotations: additive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in relationsInput) (*mcp.CallToolResult, relationsInput, error) {
-			out, held, err := g.CreateRelations(ctx, in.Relations)
-			return answer(out, held, err), relationsInput{Relations: out}, toolErr(err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "add_observations", Title: "Add Observations",
-		Description: "Add new observations to existing entities in the knowledge graph", Annotations: additive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in observationsInput) (*mcp.CallToolResult, resultsOutput, error) {
-			out, held, err := g.AddObservations(ctx, in.Observations)
-			return answer(out, held, err), resultsOutput{Results: out}, toolErr(err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "delete_entities", Title: "Delete Entities",
-		Description: "Delete multiple entities and their associated relations from the knowledge graph", Annotations: destructive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in entityNamesInput) (*mcp.CallToolResult, successOutput, error) {
-			held, err := g.DeleteEntities(ctx, in.EntityNames)
-			return done("Entities deleted successfully", held, err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "delete_observations", Title: "Delete Observations",
-		Description: "Delete specific observations from entities in the knowledge graph", Annotations: destructive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in deletionsInput) (*mcp.CallToolResult, successOutput, error) {
-			held, err := g.DeleteObservations(ctx, in.Deletions)
-			return done("Observations deleted successfully", held, err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "delete_relations", Title: "Delete Relations",
-		Description: "Delete multiple relations from the knowledge graph", Annotations: destructive},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in deleteRelInput) (*mcp.CallToolResult, successOutput, error) {
-			held, err := g.DeleteRelations(ctx, in.Relations)
-			return done("Relations deleted successfully", held, err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_graph", Title: "Read Graph",
-		Description: "Read the entire knowledge graph", Annotations: readOnly},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyInput) (*mcp.CallToolResult, KnowledgeGraph, error) {
+	t := &tools{g: g, srv: srv}
+	for _, tool := range Tools() {
+		srv.AddTool(tool, t.handler(tool.Name))
+	}
+	srv.AddResource(&mcp.Resource{Name: "knowledge-graph", Title: "Knowledge Graph", URI: ResourceURI,
+		Description: "The full knowledge graph with all entities and relations", MIMEType: "application/json"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			kg, err := g.ReadGraph(ctx)
-			return answer(kg, nil, err), kg, toolErr(err)
+			if err != nil {
+				return nil, toolErr(err)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: jsText(kg)}}}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "search_nodes", Title: "Search Nodes",
-		Description: "Search for nodes in the knowledge graph based on a query", Annotations: readOnly},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in queryInput) (*mcp.CallToolResult, KnowledgeGraph, error) {
-			kg, err := g.SearchNodes(ctx, in.Query)
-			return answer(kg, nil, err), kg, toolErr(err)
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "open_nodes", Title: "Open Nodes",
-		Description: "Open specific nodes in the knowledge graph by their names", Annotations: readOnly},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in namesInput) (*mcp.CallToolResult, KnowledgeGraph, error) {
-			kg, err := g.OpenNodes(ctx, in.Names)
-			return answer(kg, nil, err), kg, toolErr(err)
-		})
+	srv.AddReceivingMiddleware(unknownTool)
 	return srv
 }
 
-// answer is a tool's text: the result as indented JSON, as the reference
-// server gives it, and what admission held, if anything.
-func answer(v any, held []Held, err error) *mcp.CallToolResult {
-	if err != nil {
-		return nil
+// unknownTool answers a call of a tool the server does not have as the
+// reference does: a tool error, not a protocol error.
+func unknownTool(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && inputShapes[p.Name] == nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "MCP error -32602: Tool " + p.Name + " not found"}}}, nil
+			}
+		}
+		return next(ctx, method, req)
 	}
-	b, _ := json.MarshalIndent(v, "", "  ") // plain structs
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-	return withHeld(res, held)
 }
 
-func done(msg string, held []Held, err error) (*mcp.CallToolResult, successOutput, error) {
-	if err != nil {
-		return nil, successOutput{}, toolErr(err)
-	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-	return withHeld(res, held), successOutput{Success: true, Message: msg}, nil
+type tools struct {
+	g   *Graph
+	srv *mcp.Server
 }
 
-func withHeld(res *mcp.CallToolResult, held []Held) *mcp.CallToolResult {
-	if len(held) == 0 {
-		return res
+// handler is one tool: its arguments checked and decoded as the
+// reference's, its answer the reference's, and what admission held said.
+func (t *tools) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, changed, err := t.call(ctx, req, name)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		if changed {
+			_ = t.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ResourceURI}) // a lost notice loses no data
+		}
+		return res, nil
 	}
+}
+
+func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, bool, error) {
+	g, raw := t.g, req.Params.Arguments
+	switch name {
+	case "create_entities":
+		var in entitiesInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		out, held, err := g.CreateEntities(ctx, in.Entities)
+		return answer(out, entitiesInput{Entities: out}, held), true, toolErr(err)
+	case "create_relations":
+		var in relationsInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		out, held, err := g.CreateRelations(ctx, in.Relations)
+		return answer(out, relationsInput{Relations: out}, held), true, toolErr(err)
+	case "add_observations":
+		var in observationsInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		out, held, err := g.AddObservations(ctx, in.Observations)
+		return answer(out, resultsOutput{Results: out}, held), true, toolErr(err)
+	case "delete_entities":
+		var in entityNamesInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		held, err := g.DeleteEntities(ctx, in.EntityNames)
+		return t.deleted(ctx, req, "Entities deleted successfully", held, err)
+	case "delete_observations":
+		var in deletionsInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		held, err := g.DeleteObservations(ctx, in.Deletions)
+		return t.deleted(ctx, req, "Observations deleted successfully", held, err)
+	case "delete_relations":
+		var in relationsInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		held, err := g.DeleteRelations(ctx, in.Relations)
+		return t.deleted(ctx, req, "Relations deleted successfully", held, err)
+	}
+	var (
+		kg  KnowledgeGraph
+		err error
+	)
+	switch name {
+	case "read_graph":
+		var in struct{}
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		kg, err = g.ReadGraph(ctx)
+	case "search_nodes":
+		var in queryInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		kg, err = g.SearchNodes(ctx, in.Query)
+	case "open_nodes":
+		var in namesInput
+		if err := checkArgs(name, raw, &in); err != nil {
+			return nil, false, err
+		}
+		kg, err = g.OpenNodes(ctx, in.Names)
+	}
+	if err != nil {
+		return nil, false, toolErr(err)
+	}
+	return answer(kg, kg, nil), false, nil
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// answer is a tool's result as the reference gives it: the value as
+// JSON.stringify(v, null, 2) writes it, and the structured content; then
+// what admission held, if anything.
+func answer(v, structured any, held []Held) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: jsText(v)}}, StructuredContent: structured}
+	if len(held) > 0 {
+		res.Content = append(res.Content, &mcp.TextContent{Text: "custody did not admit these writes; they are not part of the graph " +
+			"until a reviewer approves them or the owner confirms them:\n" + heldLines(held)})
+	}
+	return res
+}
+
+func heldLines(held []Held) string {
 	lines := make([]string, len(held))
 	for i, h := range held {
 		lines[i] = "- " + h.String()
 	}
-	res.Content = append(res.Content, &mcp.TextContent{Text: "custody did not admit these writes; they are not part of the graph " +
-		"until a reviewer approves them or the owner confirms them:\n" + strings.Join(lines, "\n")})
-	return res
+	return strings.Join(lines, "\n")
+}
+
+// jsText is JSON.stringify(v, null, 2): encoding/json's indented form, with
+// <, >, & and U+2028/U+2029 written as themselves, as JavaScript does.
+func jsText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // plain structs of strings
+	out := strings.TrimSuffix(b.String(), "\n")
+	if !strings.Contains(out, `\u202`) {
+		return out
+	}
+	var w strings.Builder
+	for i := 0; i < len(out); i++ {
+		if out[i] == '\\' && i+5 < len(out) && (out[i+1:i+6] == "u2028" || out[i+1:i+6] == "u2029") {
+			w.WriteString(map[string]string{"u2028": "\u2028", "u2029": "\u2029"}[out[i+1:i+6]])
+			i += 5
+			continue
+		}
+		if out[i] == '\\' && i+1 < len(out) { // any other escape: copy both bytes
+			w.WriteString(out[i : i+2])
+			i++
+			continue
+		}
+		w.WriteByte(out[i])
+	}
+	return w.String()
 }
 
 // toolErr words a failure for the model; a store failure is not detailed.

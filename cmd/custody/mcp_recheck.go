@@ -145,3 +145,13 @@ func (b recheckedBackend) Observations(ctx context.Context, session string) ([]*
 	}
 	return l.Observations(ctx, session)
 }
+
+// Confirm is the owner's confirmation of a graph write that waits for her
+// (memgraph.Confirmer), as the principal stands now.
+func (g recheckedGraph) Confirm(ctx context.Context, id string) (*custody.Record, error) {
+	c, err := g.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.Confirm(ctx, c, id)
+}

@@ -56,3 +56,13 @@ func (r remoteGraph) List(ctx context.Context, in custody.ListInput) (*custody.P
 	}
 	return &custody.Page{Items: p.Items, NextCursor: p.NextCursor}, nil
 }
+
+// Confirm is the owner's confirmation of a graph write that waits for her
+// (memgraph.Confirmer), on the running server.
+func (r remoteGraph) Confirm(ctx context.Context, id string) (*custody.Record, error) {
+	rec, err := r.c.Confirm(ctx, id, r.subject)
+	if err != nil {
+		return nil, remoteErr(err)
+	}
+	return rec, nil
+}

@@ -24,7 +24,7 @@ export class HeldWriteError extends Error {
     const first = held[0];
     const what = (h: HeldWrite) => `${h.deletion ? 'delete of' : 'put of'} ${JSON.stringify(h.namespace)} ${JSON.stringify(h.key)}`;
     super(`custody held ${held.length === 1 ? 'a write' : `${held.length} writes`}: ${what(first)} is ${first.decision.state} (${first.decision.reason})` +
-      `${held.length > 1 ? ` and ${held.length - 1} more` : ''}; it is not in force until a reviewer approves it (custody review) or the owner confirms it (custody confirm / the console's owner page)`);
+      `${held.length > 1 ? ` and ${held.length - 1} more` : ''}; it is not in force until a reviewer approves it (custody review) or the owner confirms it (the console's owner page, /console#mine, or POST /v1/memories/{id}/confirm)`);
     this.name = 'HeldWriteError';
     this.held = held;
     this.results = results;
