@@ -376,6 +376,10 @@ func BenchmarkGate(b *testing.B) {
 	for i := range 50 {
 		e.svc.Observe(e.ctx, h, s.ID, custody.ObservationInput{Channel: "tool:email", Text: body(i)})
 	}
+	// Her request backs the amount (positive provenance).
+	if _, err := e.svc.Observe(e.ctx, alice, s.ID, custody.ObservationInput{Channel: "user", Text: "Pay the 10 EUR fee to my payee."}); err != nil {
+		b.Fatal(err)
+	}
 	timed(b, func(i int) error {
 		d, err := e.svc.Gate(e.ctx, h, custody.GateInput{Action: "send_money", Args: map[string]any{"recipient": "ACCT-1042", "amount": 10}, Justification: []string{pay.ID}, Session: s.ID})
 		if err != nil || d.Decision != custody.GateAllow {

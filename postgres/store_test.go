@@ -132,6 +132,11 @@ func BenchmarkSearch(b *testing.B) {
 	storetest.BenchSearch(b, func(b *testing.B) custody.Store { return open(b) })
 }
 
+// BenchmarkGate: CUSTODY_BENCH_RECORDS=100000 go test -run x -bench Gate -benchtime 200x ./postgres
+func BenchmarkGate(b *testing.B) {
+	storetest.BenchGate(b, func(b *testing.B) custody.Store { return open(b) })
+}
+
 // Servers started together on an empty database migrate it once; a
 // database migrated by a newer custody is refused.
 func TestMigrations(t *testing.T) {

@@ -30,3 +30,8 @@ func BenchmarkWrite(b *testing.B) {
 func BenchmarkSearch(b *testing.B) {
 	storetest.BenchSearch(b, func(b *testing.B) custody.Store { return open(b) })
 }
+
+// BenchmarkGate: CUSTODY_BENCH_RECORDS=100000 go test -run x -bench Gate -benchtime 200x ./sqlite
+func BenchmarkGate(b *testing.B) {
+	storetest.BenchGate(b, func(b *testing.B) custody.Store { return open(b) })
+}

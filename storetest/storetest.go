@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Mentioning", testMentioning},
 		{"GateFlood", testGateFlood},
 		{"GateBesideTheWriter", testGateBesideTheWriter},
+		{"GateOverflow", testGateOverflow},
 		{"Policy", testPolicy},
 		{"PolicyDryRun", testPolicyDryRun},
 		{"Log", testLog},

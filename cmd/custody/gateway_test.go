@@ -93,3 +93,56 @@ func TestMCPGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPGatewaySpelledIBAN: through custody mcp --gateway, a mail writes
+// the attacker's IBAN with the no-break spaces of an HTML mail; the
+// transfer to it is refused before the bank sees it. The twin: her
+// landlord's IBAN, which her own memory holds, is paid.
+func TestMCPGatewaySpelledIBAN(t *testing.T) {
+	ctx := context.Background()
+	bankRec, mailRec := &bankmcp.Recorder{}, &bankmcp.Recorder{}
+	bank := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.New(bankRec) }, nil))
+	t.Cleanup(bank.Close)
+	mail := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bankmcp.NewMail(mailRec) }, nil))
+	t.Cleanup(mail.Close)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gateway.json")
+	if err := os.WriteFile(file, []byte(`{"upstreams":[`+
+		`{"name":"bank","channel":"tool:api","url":"`+bank.URL+`","actions":{"send_money":"send_money"}},`+
+		`{"name":"mail","channel":"tool:email","url":"`+mail.URL+`","actions":{"inbox":"email.read","send":"email.send","notes":"files.read"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sf := storeFlags{db: filepath.Join(dir, "c.db")}
+	svc, st, err := sf.open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, token, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Channels: []string{"user", "agent", "tool:api", "tool:email"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "bank", Key: "landlord_iban", Class: custody.ClassFact,
+		Body: "The 950 EUR rent goes to my landlord, IBAN " + bankmcp.UserAccount, Channel: custody.ChannelUser}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	cs, end := mcpSession(t, "--db", sf.db, "--token", token, "--gateway", file)
+	if _, res := callTool[struct{}](t, cs, "mail_inbox", map[string]any{}); res.IsError {
+		t.Fatalf("inbox: %v", res.Content)
+	}
+	if _, res := callTool[struct{}](t, cs, "bank_send_money", map[string]any{"recipient": bankmcp.AttackerIBAN, "amount": 950}); !res.IsError {
+		t.Errorf("the transfer to the mail's IBAN was forwarded")
+	}
+	if _, res := callTool[struct{}](t, cs, "bank_send_money", map[string]any{"recipient": bankmcp.UserAccount, "amount": 950}); res.IsError {
+		t.Errorf("the rent to her landlord was refused: %v", res.Content)
+	}
+	calls := bankRec.Calls("send_money")
+	if len(calls) != 1 || calls[0].Args["recipient"] != bankmcp.UserAccount {
+		t.Errorf("the bank received %+v, want the one transfer to her landlord", calls)
+	}
+	if stderr, err := end(); err != nil {
+		t.Errorf("custody mcp returned %v; stderr:\n%s", err, stderr)
+	}
+}
