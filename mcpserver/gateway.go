@@ -137,7 +137,7 @@ type gatewayState struct {
 	mu            sync.Mutex
 	justification map[string][]string
 	asked         map[string]question // request state → a pending question
-	seen          map[string]bool   // memories already observed in the session
+	seen          map[string]bool     // memories already observed in the session
 }
 
 // firstSight reports whether the memory has not been observed in the
