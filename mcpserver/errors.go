@@ -37,6 +37,10 @@ func (ss *session) toolError(ctx context.Context, tool string, err error) error 
 		return errors.New(NotFoundMessage)
 	case errors.Is(err, custody.ErrInvalid):
 		return fmt.Errorf("invalid input: %s", msg)
+	case errors.Is(err, custody.ErrUnauthenticated):
+		// The credential this session runs on stopped working (revoked or
+		// rotated): the backend's message says which and what to do.
+		return fmt.Errorf("unauthenticated: %s", msg)
 	case errors.Is(err, custody.ErrSubjectNotAllowed), errors.Is(err, custody.ErrForbidden):
 		return fmt.Errorf("forbidden: %s", msg)
 	case errors.Is(err, custody.ErrConflict):

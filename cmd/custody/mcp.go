@@ -102,7 +102,7 @@ func serveMCP(ctx context.Context, args []string, in io.Reader, stdout, stderr i
 		}
 		srv, b = mcpserver.New(nil, opts), remote{c: c, subject: *subject}
 	} else {
-		if _, err := os.Stat(sf.db); err != nil {
+		if _, err := os.Stat(sf.db); err != nil && sf.postgres == "" {
 			return fmt.Errorf("no store at %s: create it and a principal with custody principal add --db %s (%w)", sf.db, sf.db, err)
 		}
 		svc, st, err := sf.open(ctx, stderr)
@@ -207,7 +207,10 @@ func remoteErr(err error) error {
 	if !errors.As(err, &e) {
 		return err
 	}
-	for _, kind := range []error{custody.ErrNotFound, custody.ErrInvalid, custody.ErrUnauthenticated, custody.ErrForbidden,
+	if errors.Is(e, custody.ErrUnauthenticated) {
+		return &custody.Error{Kind: custody.ErrUnauthenticated, Msg: "the server does not accept this MCP session's token (it was revoked or rotated, or was never issued); nothing was done. Restart custody mcp with a current token"}
+	}
+	for _, kind := range []error{custody.ErrNotFound, custody.ErrInvalid, custody.ErrForbidden,
 		custody.ErrSubjectNotAllowed, custody.ErrConflict, custody.ErrUndecidable, custody.ErrUnavailable} {
 		if errors.Is(e, kind) {
 			return &custody.Error{Kind: kind, Field: e.Field, Msg: e.Message}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/mcpserver"
@@ -24,10 +26,29 @@ var _ mcpserver.Boundary = recheckedBackend{}
 // caller authenticates the token and resolves the subject as they stand now.
 func (b recheckedBackend) caller(ctx context.Context) (*custody.Caller, error) {
 	p, err := b.svc.Authenticate(ctx, b.token)
+	if errors.Is(err, custody.ErrUnauthenticated) {
+		return nil, b.tokenGone(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return b.svc.Act(ctx, p, b.subject)
+}
+
+// tokenGone is the error of a token that authenticated this session at
+// start and no longer does: the principal was revoked, or its token
+// rotated, meanwhile. The principal's row says which.
+func (b recheckedBackend) tokenGone(ctx context.Context) error {
+	id := b.principal.ID()
+	info, err := b.svc.ShowPrincipal(ctx, custody.PrincipalAdmin{Tenant: b.principal.Tenant, By: cliOperator}, b.principal.Name)
+	msg := fmt.Sprintf("the token of %s no longer authenticates (the principal was revoked or its token rotated since this MCP session started); nothing was done. Restart custody mcp with a current token", id)
+	switch {
+	case err == nil && info.Status == custody.PrincipalRevoked:
+		msg = fmt.Sprintf("the token of %s was revoked since this MCP session started; nothing was done, and this session can do nothing more. Ask an admin of %s for a new principal and restart custody mcp with its token", id, b.principal.Tenant)
+	case err == nil && info.Status == custody.PrincipalActive:
+		msg = fmt.Sprintf("the token of %s was rotated since this MCP session started; nothing was done. Restart custody mcp with the new token", id)
+	}
+	return &custody.Error{Kind: custody.ErrUnauthenticated, Msg: msg}
 }
 
 func (b recheckedBackend) local(ctx context.Context) (mcpserver.Backend, error) {
