@@ -60,7 +60,7 @@ func (s *Service) admitState(ctx context.Context, tx Tx, c *Caller, r *Record, f
 		}
 	}
 	if pol, err := s.policyFor(ctx, tx, r.Tenant); err != nil {
-		st.policyErr = err.Error()
+		st.policyErr = clip(err.Error(), MaxErrorBytes) // kept in the receipt and the log (leaf_limits.go)
 	} else {
 		st.policy = pol
 	}

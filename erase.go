@@ -50,6 +50,9 @@ func (s *Service) Forget(ctx context.Context, c *Caller, id, reason string, eras
 	if c.Principal.ID() != c.Subject.ID() {
 		return nil, forbidden("principal %s may not delete the memories of %s: the owner does, with its own token", c.Principal.ID(), c.Subject.ID())
 	}
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	var affected []string
 	err := s.update(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)
@@ -135,6 +138,9 @@ func (s *Service) EraseSubject(ctx context.Context, c *Caller, subject, reason s
 		return nil, forbidden("principal %s may not erase the memories of %q: an admin may, or the user itself", c.Principal.ID(), subject)
 	}
 	if err := ValidName("subject", subject); err != nil {
+		return nil, err
+	}
+	if err := validReason(reason); err != nil {
 		return nil, err
 	}
 	rep := &ErasureReceipt{Tenant: c.Tenant(), Subject: subject, By: c.Principal.ID(), Erased: []ErasedRecord{}, Suspended: []string{}}

@@ -42,7 +42,11 @@ func (s *Service) appendSigned(ctx context.Context, tx Tx, key ed25519.PrivateKe
 	if e.Time.IsZero() {
 		e.Time = s.now()
 	}
-	return tx.AppendLeaf(ctx, e.Tenant, e.SignLeaf(key))
+	leaf := e.SignLeaf(key)
+	if err := checkLeaf(e, leaf); err != nil {
+		return 0, err
+	}
+	return tx.AppendLeaf(ctx, e.Tenant, leaf)
 }
 
 func (s *Service) principalKey(ctx context.Context, tx Tx, p *Principal) (ed25519.PrivateKey, error) {

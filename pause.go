@@ -95,7 +95,7 @@ func (s *Service) SetPause(ctx context.Context, c *Caller, in PauseInput) (*Paus
 	case in.Reason == "":
 		return nil, invalid("reason", "say why the writes are paused (reason); it is shown in the receipts of the held candidates")
 	}
-	if err := validText("reason", in.Reason, true); err != nil {
+	if err := validReason(in.Reason); err != nil {
 		return nil, err
 	}
 	if in.Channel != "" {

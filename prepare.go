@@ -108,6 +108,9 @@ func (s *Service) applyAdmission(ctx context.Context, tx Tx, c *Caller, r *Recor
 	}
 	p.v.apply(r)
 	r.State, r.Salt = p.v.receipt.Decision, p.salt
+	if err := checkLeaf(p.entry, p.leaf); err != nil {
+		return err
+	}
 	idx, err := tx.AppendLeaf(ctx, r.Tenant, p.leaf)
 	if err != nil {
 		return err

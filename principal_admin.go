@@ -238,6 +238,9 @@ func (s *Service) RevokePrincipal(ctx context.Context, a PrincipalAdmin, name, r
 // agree with the log and not be revoked, stores it and logs its new state
 // with transition. It returns the principal as stored.
 func (s *Service) changePrincipal(ctx context.Context, a PrincipalAdmin, name, transition, reason string, fn func(*Principal) error) (*Principal, error) {
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	p, err := s.adminPrincipal(ctx, a, name)
 	if err != nil {
 		return nil, err

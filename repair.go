@@ -41,6 +41,9 @@ func (s *Service) withdraw(ctx context.Context, c *Caller, id string, next State
 	if err := s.repairer(c); err != nil {
 		return nil, err
 	}
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	var affected []string
 	err := s.update(ctx, func(tx Tx) error {
 		r, err := tx.Record(ctx, c.Tenant(), id)

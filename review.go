@@ -118,6 +118,9 @@ func (s *Service) Approve(ctx context.Context, c *Caller, id string) (*Record, e
 // ApproveBecause is Approve with the reviewer's reason, kept in the
 // receipt (and so in the log) after the words that name the reviewer.
 func (s *Service) ApproveBecause(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	because := ""
 	if reason = strings.TrimSpace(reason); reason != "" {
 		because = ": " + reason
@@ -177,6 +180,9 @@ func (s *Service) sensitiveOverwrite(ctx context.Context, tx Tx, r *Record) (boo
 // Reject rejects a quarantined or pending candidate (reviewer or admin), or
 // lets the owner decline a write waiting for confirmation.
 func (s *Service) Reject(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	states := []State{StateQuarantined, StatePending, StatePendingConfirmation}
 	if !c.Principal.HasAny(RoleReviewer, RoleAdmin) {
 		if !c.Principal.Has(RoleUser) {

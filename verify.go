@@ -96,7 +96,7 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 	var rep *VerifyReport
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		rep, err = (&verifier{Service: s, store: verifyTx{tx}}).verify(ctx, opts)
+		rep, err = (&verifier{Service: s, store: verifyTx{tx}, oversize: map[string][]uint64{}}).verify(ctx, opts)
 		return err
 	})
 	return rep, err
@@ -108,6 +108,9 @@ func (s *Service) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport
 type verifier struct {
 	*Service
 	store verifyTx
+	// oversize are the entries of each tenant's log longer than
+	// MaxLeafBytes, for LogReport.Oversize.
+	oversize map[string][]uint64
 }
 
 // verifyTx is a read transaction seen as much of a Store as Verify needs:
@@ -149,6 +152,7 @@ func (s *verifier) verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 			}
 		})
 		done += sizes[i]
+		lr.Oversize = s.oversize[t]
 		if err == nil {
 			lr.Root = root
 			lr.Checkpoints, err = s.checkCheckpoints(ctx, t, mem, sizes[i], extra[t])

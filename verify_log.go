@@ -34,6 +34,9 @@ func (s *verifier) verifyLog(ctx context.Context, tenant string, size uint64, ke
 					replayErr, replayIdx = differ("log entry %d is stored as %s's, in %s's log", l.Index, l.Tenant, tenant), l.Index
 					return
 				}
+				if len(l.Data) > MaxLeafBytes && len(s.oversize[tenant]) < maxOversizeNamed {
+					s.oversize[tenant] = append(s.oversize[tenant], l.Index)
+				}
 				if replayErr = replay(l, keys, want, acc, sigs.check); replayErr != nil {
 					replayIdx = l.Index
 					return
@@ -73,7 +76,14 @@ type LogReport struct {
 	Root        []byte `json:"root,omitempty"` // recomputed from the leaves; nil when Problem is set
 	Checkpoints int    `json:"checkpoints"`
 	Problem     string `json:"problem,omitempty"` // the difference found in this log
+	// Oversize lists the first entries longer than MaxLeafBytes (at most
+	// maxOversizeNamed): they are in the tree and verify, but no C2SP
+	// entry bundle can hold them (leaf_limits.go).
+	Oversize []uint64 `json:"oversize,omitempty"`
 }
+
+// maxOversizeNamed bounds the oversize entries a LogReport lists.
+const maxOversizeNamed = 20
 
 // sortCheckpoints sorts the checkpoints kept outside the store (each a
 // file of one or more notes) by the tenant whose log they are of; "" for

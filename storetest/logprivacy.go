@@ -39,6 +39,7 @@ func RunHTTP(t *testing.T, open func(t *testing.T) custody.Store, handler func(*
 		{"GateEmailSpellingsHTTP", testGateEmailSpellingsHTTP},
 		{"EndorseHTTP", testEndorseHTTP},
 		{"GateBoundsHTTP", testGateBoundsHTTP},
+		{"LeafLimitsHTTP", testLeafLimitsHTTP},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,6 +101,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"Checkpoints", testCheckpoints},
 		{"Tombstones", testTombstones},
 		{"Grants", testGrants},
+		{"OversizeLeaf", testOversizeLeaf},
 		{"RecordRoundTrip", testRecordRoundTrip},
 		{"Transactions", testTransactions},
 		{"Principals", testPrincipals},

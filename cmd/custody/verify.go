@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -83,6 +85,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "  %s\n", u)
 		}
 	}
+	for _, l := range rep.Logs {
+		if len(l.Oversize) > 0 {
+			fmt.Fprintf(stderr, "custody verify: WARNING: %s's log holds entries longer than %d bytes (indexes %s): they are in the tree and verify, "+
+				"and proofs, checkpoints and hash tiles cover them, but no C2SP entry bundle can hold one, so the entry bundle of each answers an error "+
+				"and tlog-tiles readers cannot read the entries past it. Such entries were accepted before custody bounded them; see \"Limits\" in docs/operations.md\n",
+				l.Tenant, custody.MaxLeafBytes, joinIndexes(l.Oversize))
+		}
+	}
 	if w, err := missingCheckpointWarning(ctx, svc, sf, rep, len(cps.files)); err != nil {
 		return err
 	} else if w != "" {
@@ -127,6 +137,15 @@ func printLogs(w io.Writer, rep *custody.VerifyReport) {
 	if rep.Legacy > 0 {
 		fmt.Fprintf(w, "  the log all tenants shared before one log per tenant: %d entries, rebuilt from the tenants' logs\n", rep.Legacy)
 	}
+}
+
+// joinIndexes lists log indexes for a message.
+func joinIndexes(ix []uint64) string {
+	s := make([]string, len(ix))
+	for i, n := range ix {
+		s[i] = strconv.FormatUint(n, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // existingStore says in --db's help that verify opens a store, never
