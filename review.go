@@ -210,6 +210,9 @@ func (s *Service) Confirm(ctx context.Context, c *Caller, id string) (*Record, e
 // ConfirmBecause is Confirm with the owner's reason, kept in the receipt
 // (and so in the log) after the words that name her.
 func (s *Service) ConfirmBecause(ctx context.Context, c *Caller, id, reason string) (*Record, error) {
+	if err := validReason(reason); err != nil {
+		return nil, err
+	}
 	because := ""
 	if reason = strings.TrimSpace(reason); reason != "" {
 		because = ": " + reason

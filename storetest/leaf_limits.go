@@ -12,8 +12,8 @@ import (
 // testLeafLimitsHTTP: every free-text field that enters a log entry is
 // bounded where it comes in. A reason longer than custody.MaxReasonBytes
 // is 400 naming the field and the limit on every route that takes one
-// (delete, erase, retire, quarantine, approve, reject, pause, principal
-// changes), and writes nothing; a reason of the limit passes (the twin).
+// (delete, erase, retire, quarantine, approve, reject, confirm, pause,
+// principal changes), and writes nothing; a reason of the limit passes (the twin).
 // What has no bound of its own (a gate's justification ids, an
 // observation's source) is refused once its entry would pass
 // custody.MaxLeafBytes, naming the field. Afterwards every leaf fits an
@@ -76,6 +76,12 @@ func testLeafLimitsHTTP(t *testing.T, a *apiEnv) {
 		refused("rita", "POST", "/v1/review/"+id+"/"+op, reasonBody(huge), "reason", custody.MaxReasonBytes)
 		a.call("rita", "POST", "/v1/review/"+id+"/"+op, reasonBody("checked with the sender"), 200, nil)
 	}
+
+	// The owner's confirmation of a sensitive overwrite.
+	a.remember("alice", memoryRequest{Namespace: "bank", Key: "payee_account", Class: "fact", Body: "ACCT-1", Channel: "user"}, 201)
+	waiting := a.remember("alice", memoryRequest{Namespace: "bank", Key: "payee_account", Class: "fact", Body: "ACCT-2", Channel: "user"}, 202)
+	refused("alice", "POST", "/v1/memories/"+waiting+"/confirm", reasonBody(over), "reason", custody.MaxReasonBytes)
+	a.call("alice", "POST", "/v1/memories/"+waiting+"/confirm", reasonBody(atLimit), 200, nil)
 
 	// A pause's reason goes into the receipt of every candidate it holds.
 	refused("rita", "POST", "/v1/pauses", map[string]any{"channel": "tool:email", "reason": over}, "reason", custody.MaxReasonBytes)
