@@ -78,7 +78,7 @@ func (s *Service) feedbackList(ctx context.Context, vs VectorStore, sc Scope, q 
 	for i, w := range cands {
 		terms[i] = w.Term
 	}
-	counts, err := tc.TermMatches(ctx, terms, feedbackMaxMatches+1)
+	counts, err := tc.TermMatches(ctx, sc, terms, feedbackMaxMatches+1)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +101,12 @@ func (s *Service) feedbackList(ctx context.Context, vs VectorStore, sc Scope, q 
 // words.
 type TermCounter interface {
 	// TermMatches is, for each lexical term (internal/lexical), how many
-	// records of the store (any tenant: a word's rarity, as BM25's
-	// inverse document frequency counts it) hold it in body or key,
-	// counting at most bound.
-	TermMatches(ctx context.Context, terms []string, bound int) ([]int, error)
+	// records sc may retrieve hold it in body or key (a word's rarity,
+	// as BM25's inverse document frequency counts it, among the same
+	// records), counting at most bound. A record sc may not retrieve
+	// never counts (rule 4): the words feedback keeps would otherwise
+	// tell whether another user's record holds one.
+	TermMatches(ctx context.Context, sc Scope, terms []string, bound int) ([]int, error)
 }
 
 // feedbackDoc is one feedback record: its body and its lexical score.

@@ -36,20 +36,21 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 	return out, classify(rows.Err())
 }
 
-// TermMatches counts, for each of the lexical terms, the records of any
-// tenant whose search vector holds it, counting at most bound of each
-// (custody.TermCounter).
-func (s *Store) TermMatches(ctx context.Context, terms []string, bound int) ([]int, error) {
+// TermMatches counts, for each of the lexical terms, the records sc may
+// retrieve whose search vector holds it, counting at most bound of each
+// (custody.TermCounter): eligibility is inside each count.
+func (s *Store) TermMatches(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	if !storable(terms...) { // no record holds such a term
+	if !storable(terms...) || !storable(sc.Tenant, sc.Subject) || !storable(sc.Groups...) { // no record holds such a term, or is theirs
 		return make([]int, len(terms)), nil
 	}
 	var a args
 	cols := make([]string, len(terms))
 	for i, t := range terms {
-		cols[i] = `(SELECT count(*) FROM (SELECT 1 FROM records r WHERE r.search @@ ` + a.add(tsTerms([]string{t})) + `::text::tsquery LIMIT ` + a.add(bound) + `) x)`
+		cols[i] = `(SELECT count(*) FROM (SELECT 1 FROM records r WHERE r.search @@ ` + a.add(tsTerms([]string{t})) + `::text::tsquery AND ` +
+			eligible(&a, sc) + ` LIMIT ` + a.add(bound) + `) x)`
 	}
 	out := make([]int64, len(terms))
 	dst := make([]any, len(terms))

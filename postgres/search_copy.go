@@ -139,19 +139,38 @@ func (c *searchCopies) close() {
 	c.builds.Wait()
 }
 
-// copyPart is the partition of a tenant's copy a record is in: its owner's
-// for a record only its owner may read, the shared one for any other.
-func copyPart(owner, audience string) string {
-	if audience == custody.AudienceOwner {
+// copyPart is the partition of a tenant's copy a record is in: its
+// owner's for a record only its owner may read, its group's for one a
+// group's members may, the shared one for the tenant's; and deadPart for
+// a record no one may retrieve (live false: not admitted, or an older
+// version of its key). A search ranks its caller's partitions, with
+// their statistics alone: no record the caller may not retrieve changes
+// its scores (rule 4).
+func copyPart(owner, audience string, live bool) string {
+	switch {
+	case !live:
+		return deadPart
+	case audience == custody.AudienceOwner:
 		return "o\x00" + owner
+	case audience == custody.AudienceTenant:
+		return "s"
 	}
-	return "s"
+	return "g\x00" + audience
 }
 
+// deadPart is the partition of the records no one may retrieve: no
+// search keeps it, not even their owner's (postings.Place). A search by
+// a record's owner keeps its live records in any partition (Owner).
+const deadPart = ""
+
 // copyParts are the partitions of a tenant's copy whose records may be
-// eligible for sc.
+// eligible for sc: its own, the shared one and its groups'.
 func copyParts(sc custody.Scope) []string {
-	return []string{copyPart(sc.Subject, custody.AudienceOwner), "s"}
+	parts := []string{copyPart(sc.Subject, custody.AudienceOwner, true), copyPart("", custody.AudienceTenant, true)}
+	for _, g := range sc.Groups {
+		parts = append(parts, copyPart("", "group:"+g, true))
+	}
+	return parts
 }
 
 func (tc *tenantCopy) bytesLocked() int64 {
@@ -190,7 +209,7 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuer
 		return ranked{}, false, nil
 	}
 	c.byCopy.Add(1)
-	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), postings.QueryFilter(copyParts(sc), q), scratch), ids: tc.ids}, true, nil
+	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}, true, nil
 }
 
 // tenant is tenant's copy, made empty if it has none; nil if there are no
@@ -289,7 +308,11 @@ func (s *Store) catchUp(ctx context.Context, tc *tenantCopy, tenant string, held
 	var recs []copyRecord
 	if len(ids) > 0 {
 		add := func(r copyRecord) { recs = append(recs, r) }
-		if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records WHERE tenant = $1 AND id = ANY($2)`, tenant, ids); err != nil {
+		// With the other versions of their keys: a new version, or one
+		// that leaves or enters the admitted state, changes which of
+		// them is in force, and only its own entry names it.
+		if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records r WHERE r.tenant = $1 AND (r.id = ANY($2)
+ OR r.key <> '' AND (r.owner, r.namespace, r.key) IN (SELECT owner, namespace, key FROM records WHERE tenant = $1 AND id = ANY($2) AND key <> ''))`, tenant, ids); err != nil {
 			return err
 		}
 	}
@@ -317,13 +340,19 @@ func (tc *tenantCopy) dropLocked() {
 type copyRecord struct {
 	id, body, key, owner, audience, namespace, class string
 	created                                          int64 // Unix nanoseconds, as stored
+	expires                                          int64 // Unix nanoseconds, 0 for never
 	erased                                           bool
 	meta                                             string // the metadata's JSON, "" for none
+	// live is whether anyone may retrieve it, audience and expiry
+	// aside: admitted, and keyless or the newest admitted version of its
+	// key.
+	live bool
 }
 
 // place is where the copy holds r (postings.Place).
 func (r copyRecord) place() postings.Place {
-	return postings.Place{Part: copyPart(r.owner, r.audience), Namespace: r.namespace, Class: r.class, Created: r.created, Key: r.key, Meta: r.meta}
+	return postings.Place{Part: copyPart(r.owner, r.audience, r.live), Owner: r.owner, Namespace: r.namespace, Class: r.class, Created: r.created,
+		Expires: r.expires, Key: r.key, Meta: r.meta}
 }
 
 // textSum is the hash of r's body and key the copy keeps by row, 0 for an
@@ -352,7 +381,7 @@ func (tc *tenantCopy) applyLocked(seed maphash.Seed, r copyRecord) (changed bool
 	case tc.sums[row] != sum:
 		return true
 	default:
-		tc.x.Move(row, copyPart(r.owner, r.audience))
+		tc.x.Move(row, copyPart(r.owner, r.audience, r.live))
 	}
 	return false
 }

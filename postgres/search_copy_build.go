@@ -77,7 +77,7 @@ func (s *Store) buildCopy(ctx context.Context, tc *tenantCopy, tenant string) er
 	}
 	b := &tenantCopy{x: postings.New(), rows: map[string]uint32{}}
 	add := func(r copyRecord) { b.applyLocked(s.copies.seed, r) }
-	if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records WHERE tenant = $1 AND NOT erased`, tenant); err != nil {
+	if err := eachCopyRecord(ctx, tx, add, `SELECT `+copyCols+` FROM records r WHERE r.tenant = $1 AND NOT r.erased`, tenant); err != nil {
 		return err
 	}
 	tc.mu.Lock()
@@ -131,8 +131,12 @@ func principalTenants(ctx context.Context, q querier) ([]string, error) {
 	return ts, classify(err)
 }
 
-// copyCols are the columns of a copyRecord, for eachCopyRecord.
-const copyCols = `id, body, key, owner, audience, namespace, class, created_at, erased, metadata`
+// copyCols are the columns of a copyRecord, for eachCopyRecord, of a
+// record aliased r; live is eligible's condition less the audience and
+// the expiry (records.go).
+const copyCols = `r.id, r.body, r.key, r.owner, r.audience, r.namespace, r.class, r.created_at, COALESCE(r.expires_at, 0), r.erased, r.metadata,
+ r.state = 'admitted' AND (r.key = '' OR NOT EXISTS (SELECT 1 FROM records n WHERE n.tenant = r.tenant AND n.owner = r.owner
+   AND n.namespace = r.namespace AND n.key = r.key AND n.version > r.version AND n.state = 'admitted'))`
 
 // eachCopyRecord calls fn with each record query reads (copyCols).
 func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query string, args ...any) error {
@@ -143,7 +147,7 @@ func eachCopyRecord(ctx context.Context, q querier, fn func(copyRecord), query s
 	defer rows.Close()
 	for rows.Next() {
 		var r copyRecord
-		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.class, &r.created, &r.erased, &r.meta); err != nil {
+		if err := rows.Scan(&r.id, &r.body, &r.key, &r.owner, &r.audience, &r.namespace, &r.class, &r.created, &r.expires, &r.erased, &r.meta, &r.live); err != nil {
 			return classify(err)
 		}
 		fn(r)

@@ -29,9 +29,9 @@ func TestCopyApply(t *testing.T) {
 			t.Fatalf("%s: a text change reported for a record the copy holds with that text", r.id)
 		}
 	}
-	note := copyRecord{id: "r1", body: "an otter in the river", owner: "bob", audience: custody.AudienceOwner}
+	note := copyRecord{id: "r1", body: "an otter in the river", owner: "bob", audience: custody.AudienceOwner, live: true}
 	apply(note)
-	apply(copyRecord{id: "r0", body: "an otter on the bank", owner: "alice", audience: custody.AudienceOwner})
+	apply(copyRecord{id: "r0", body: "an otter on the bank", owner: "alice", audience: custody.AudienceOwner, live: true})
 	if ranked("river") != 0 {
 		t.Fatalf("bob's own note: alice's ranking holds %d records; want 0", ranked("river"))
 	}
@@ -40,6 +40,12 @@ func TestCopyApply(t *testing.T) {
 	if ranked("river") != 1 {
 		t.Fatalf("bob's note shared with the tenant: alice's ranking holds %d records; want 1", ranked("river"))
 	}
+	note.live = false // quarantined, say: no one's ranking holds it
+	apply(note)
+	if ranked("river") != 0 {
+		t.Fatalf("bob's shared note, no longer admitted: alice's ranking holds %d records; want 0", ranked("river"))
+	}
+	note.live = true
 	apply(note)
 	if len(tc.ids) != 2 {
 		t.Fatalf("the same record again: %d rows, want 2", len(tc.ids))

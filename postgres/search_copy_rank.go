@@ -98,3 +98,31 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 	}
 	return out, true, nil
 }
+
+// visibleRecords is how many records sc may retrieve: counted by the
+// tenant's copy when it can, else by PostgreSQL with the eligibility
+// condition.
+func (s *Store) visibleRecords(ctx context.Context, sc custody.Scope) (int64, error) {
+	if tc := s.copies.tenant(sc.Tenant); tc != nil {
+		size, err := logSize(ctx, s.pool, sc.Tenant)
+		if err != nil {
+			return 0, err
+		}
+		if !tc.holds(size) {
+			if err := s.bringUp(ctx, tc, sc.Tenant, size); err != nil {
+				return 0, err
+			}
+		}
+		tc.mu.RLock()
+		if tc.x != nil && tc.size >= size && !tc.building {
+			n, _, _ := tc.x.Stats(nil, postings.Filter{Parts: copyParts(sc), Owner: sc.Subject, Now: sc.Now.UnixNano()}, 0)
+			tc.mu.RUnlock()
+			return n, nil
+		}
+		tc.mu.RUnlock()
+	}
+	var a args
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM records r WHERE NOT r.erased AND `+eligible(&a, sc), a...).Scan(&n)
+	return n, classify(err)
+}

@@ -112,17 +112,17 @@ func (s *Store) VectorSearch(ctx context.Context, sc custody.Scope, q custody.Se
 // the search index finds: the records eligible for sc that pass q's
 // filters (in the text search query, before its LIMIT) and hold one of
 // the terms match, at most candidates of them, best ts_rank_cd first. The
-// words' rarity is counted as among the rows of vectors (the planner's
-// estimate; counted, up to a bound, before the table is first analysed).
+// words' rarity is counted as among the records sc may retrieve (the
+// tenant's copy counts them; without it, a count with the eligibility
+// condition), never among any other.
 func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custody.SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]custody.Ranked, error) {
 	tsq := tsTerms(match)
 	if q.Limit <= 0 || len(terms) == 0 || tsq == "" || candidates <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class), model) || !storable(sc.Groups...) {
 		return nil, nil
 	}
-	var corpus int64
-	if err := s.pool.QueryRow(ctx, `SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint
- ELSE (SELECT count(*) FROM (SELECT 1 FROM vectors LIMIT 100000) x) END FROM pg_class c WHERE c.oid = 'vectors'::regclass`).Scan(&corpus); err != nil {
-		return nil, classify(err)
+	corpus, err := s.visibleRecords(ctx, sc)
+	if err != nil {
+		return nil, err
 	}
 	var a args
 	m := a.add(model)

@@ -46,10 +46,10 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 	return out, nil
 }
 
-// TermMatches counts, for each of the lexical terms, the records of any
-// tenant whose body or key holds it, counting at most bound of each
+// TermMatches counts, for each of the lexical terms, the records sc may
+// retrieve whose body or key holds it, counting at most bound of each
 // (custody.TermCounter): the search index alone, no record read.
-func (s *Store) TermMatches(ctx context.Context, terms []string, bound int) ([]int, error) {
+func (s *Store) TermMatches(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -57,27 +57,16 @@ func (s *Store) TermMatches(ctx context.Context, terms []string, bound int) ([]i
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	if out, ok := s.termMatchesCopy(terms, bound, gen); ok {
+	if out, ok := s.termMatchesCopy(sc, terms, bound, gen); ok {
 		return out, nil
 	}
-	cols := make([]string, 0, len(terms))
-	args := make([]any, 0, 2*len(terms))
-	for _, t := range terms {
-		m := ftsTerms([]string{t})
-		if m == "" {
-			cols = append(cols, "0")
-			continue
-		}
-		cols = append(cols, `(SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?))`)
-		args = append(args, m, bound)
+	_, _, holding, err := s.visibleStats(ctx, sc, terms, bound)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]int, len(terms))
-	dst := make([]any, len(terms))
-	for i := range out {
-		dst[i] = &out[i]
-	}
-	if err := s.reader().QueryRowContext(ctx, `SELECT `+strings.Join(cols, ", "), args...).Scan(dst...); err != nil {
-		return nil, unavailable(err)
+	for i, n := range holding {
+		out[i] = int(n)
 	}
 	return out, nil
 }

@@ -60,7 +60,10 @@ import (
 // indexed again, as for version 20; it adds the endorsements table. An
 // older custody, whose gate would look values up in their old form,
 // refuses a version 21 one.
-const schemaVersion = 21
+// Version 23 adds search_moved and its trigger (search_moves.go): an older
+// custody, which would change a record's state without moving it in the
+// copy of the search index, refuses a version 23 one.
+const schemaVersion = 23
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -157,7 +157,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	st.Close()
-	rewind(t, path, `DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
+	rewind(t, path, `DROP TRIGGER records_search_moved`, `DROP TABLE search_moved`, `DROP TRIGGER records_head_insert`, `DROP TRIGGER records_head_state`, `DROP INDEX records_head`,
 		`ALTER TABLE records DROP COLUMN head`, `PRAGMA user_version = 0`,
 		`DROP INDEX records_ns_key`, `CREATE INDEX records_key ON records (tenant, owner, namespace, key, version)`,
 		`DROP INDEX records_waiting`, `DROP INDEX records_owner_id`, `DROP INDEX records_aud_id`,

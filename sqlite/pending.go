@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 
@@ -65,7 +66,7 @@ func (t *txn) unindex(ctx context.Context, rid int64, body, key, meta string) er
 // insert, so that the store's copy of the index (search_index.go) gets
 // the same terms without computing them again.
 func (t *txn) flushPending(ctx context.Context) (bool, error) {
-	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at, r.metadata
+	rows, err := t.QueryContext(ctx, `SELECT p.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.state, r.head, r.expires_at, r.namespace, r.class, r.created_at, r.metadata
  FROM index_pending p JOIN records r ON r.rid = p.rid ORDER BY p.rid`)
 	if err != nil {
 		return false, err
@@ -73,12 +74,15 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	var ops []indexOp
 	for rows.Next() {
 		var op indexOp
-		var body, key, tenant, owner, audience string
-		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &op.at.Namespace, &op.at.Class, &op.at.Created, &op.at.Meta); err != nil {
+		var body, key, tenant, owner, audience, state string
+		var head bool
+		var expires sql.NullInt64
+		if err := rows.Scan(&op.rid, &body, &key, &tenant, &owner, &audience, &state, &head, &expires, &op.at.Namespace, &op.at.Class, &op.at.Created, &op.at.Meta); err != nil {
 			rows.Close()
 			return false, err
 		}
-		op.body, op.key, op.at.Part, op.at.Key = lexical.Document(body), lexical.Document(key), searchPart(tenant, owner, audience), key
+		op.body, op.key, op.at.Key = lexical.Document(body), lexical.Document(key), key
+		op.at.Part, op.at.Owner, op.at.Expires = searchPart(tenant, owner, audience, searchLive(state, head, key)), searchOwner(tenant, owner), expiresAt(expires)
 		ops = append(ops, op)
 	}
 	rows.Close()

@@ -214,9 +214,10 @@ func listBranch(sc custody.Scope, f custody.ListFilter, index, cond string, cond
 // maxQueryTerms bounds the terms of one search.
 const maxQueryTerms = 32
 
-// Search ranks eligible records by bm25 over body and key: with the copy
-// of the index in memory when it is ready (search_memory.go), with FTS5
-// until then.
+// Search ranks eligible records by BM25 over body and key, with the
+// statistics of the records sc may retrieve: with the copy of the index
+// in memory when it is ready (search_memory.go), from FTS5's matches
+// until then (search_fts.go).
 func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, error) {
 	match := ftsQuery(q.Text)
 	if match == "" {
@@ -226,30 +227,7 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	if out, ok, err := s.searchCopy(ctx, sc, q, gen); ok {
-		return out, err
-	}
-	filter, fargs := searchFilter(sc, q)
-	query := `SELECT ` + recordCols + `, bm25(records_fts, 1.0, 0.5) AS score
- FROM records_fts JOIN records r ON r.rid = records_fts.rowid
- WHERE records_fts MATCH ? AND ` + filter
-	args := append([]any{match}, fargs...)
-	query += ` ORDER BY score LIMIT ?`
-	rows, err := s.reader().QueryContext(ctx, query, append(args, q.Limit)...)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	defer rows.Close()
-	var out []custody.Scored
-	for rows.Next() {
-		var score float64
-		r, _, err := scanRecord(rows, &score)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, custody.Scored{Record: r, Score: -score})
-	}
-	return out, rows.Err()
+	return s.searchRanked(ctx, sc, q, gen)
 }
 
 func notFound(err error) error {

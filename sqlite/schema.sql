@@ -160,6 +160,18 @@ CREATE TABLE IF NOT EXISTS search_generation (
 );
 INSERT OR IGNORE INTO search_generation (id, gen) VALUES (1, 0);
 
+-- search_moved lists the records whose state, head or audience the
+-- transaction under way changed (schema 23): its commit moves them to
+-- their partition in the copy of the index (search_moves.go), which keeps
+-- the records no caller may retrieve apart, out of every search's
+-- statistics, and empties the table. It is empty between transactions.
+CREATE TABLE IF NOT EXISTS search_moved (rid INTEGER PRIMARY KEY);
+DROP TRIGGER IF EXISTS records_search_moved;
+CREATE TRIGGER records_search_moved AFTER UPDATE OF state, head, audience ON records
+WHEN NOT NEW.erased AND (OLD.state IS NOT NEW.state OR OLD.head IS NOT NEW.head OR OLD.audience IS NOT NEW.audience) BEGIN
+  INSERT OR IGNORE INTO search_moved (rid) VALUES (NEW.rid);
+END;
+
 -- child_rid is the child's row in records, so a cascade's walk reads each
 -- descendant by rowid instead of through the id index (schema 4; a third
 -- of the walk). It is set with the edge, in the child's own transaction.

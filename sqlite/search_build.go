@@ -98,7 +98,7 @@ const buildBatch = 512
 // scanBuildRows reads the records in records_fts (live, and not pending)
 // in tx, by rid, and sends them in batches to out.
 func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error {
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.namespace, r.class, r.created_at, r.metadata FROM records r
+	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.state, r.head, r.expires_at, r.namespace, r.class, r.created_at, r.metadata FROM records r
  WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
 	if err != nil {
 		return err
@@ -116,11 +116,13 @@ func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error
 	}
 	for rows.Next() {
 		var r buildRow
-		var tenant, owner, audience string
-		if err := rows.Scan(&r.rid, &r.body, &r.key, &tenant, &owner, &audience, &r.at.Namespace, &r.at.Class, &r.at.Created, &r.at.Meta); err != nil {
+		var tenant, owner, audience, state string
+		var head bool
+		var expires sql.NullInt64
+		if err := rows.Scan(&r.rid, &r.body, &r.key, &tenant, &owner, &audience, &state, &head, &expires, &r.at.Namespace, &r.at.Class, &r.at.Created, &r.at.Meta); err != nil {
 			return err
 		}
-		r.at.Part, r.at.Key = searchPart(tenant, owner, audience), r.key
+		r.at.Part, r.at.Owner, r.at.Key, r.at.Expires = searchPart(tenant, owner, audience, searchLive(state, head, r.key)), searchOwner(tenant, owner), r.key, expiresAt(expires)
 		if batch = append(batch, r); len(batch) == buildBatch && !send() {
 			return ctx.Err()
 		}

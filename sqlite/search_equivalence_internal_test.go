@@ -9,33 +9,28 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/storetest"
 	"github.com/oklog/ulid/v2"
 )
 
 // referenceSearch is the lexical ranking with no LIMIT: every eligible
-// match, best first, by the same bm25 over the same index.
+// match, best first, scored without the copy (rankFTS: FTS5's matches,
+// the statistics of sc's eligible records counted in SQL).
 func referenceSearch(t *testing.T, s *Store, sc custody.Scope, q custody.SearchQuery) []custody.Scored {
 	t.Helper()
-	filter, fargs := searchFilter(sc, q)
-	rows, err := s.r.QueryContext(t.Context(), `SELECT `+recordCols+`, bm25(records_fts, 1.0, 0.5) AS score
- FROM records_fts JOIN records r ON r.rid = records_fts.rowid
- WHERE records_fts MATCH ? AND `+filter+` ORDER BY score`, append([]any{ftsQuery(q.Text)}, fargs...)...)
+	q.Limit = 1 << 30
+	best, _, err := s.rankFTS(t.Context(), sc, q, lexical.Query(q.Text, maxQueryTerms), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	var out []custody.Scored
-	for rows.Next() {
-		var score float64
-		r, _, err := scanRecord(rows, &score)
-		if err != nil {
-			t.Fatal(err)
+	for _, b := range best {
+		recs, err := queryRecords(t.Context(), s.r, `SELECT `+recordCols+` FROM records r WHERE r.rid = ?`, b.rid)
+		if err != nil || len(recs) != 1 {
+			t.Fatal(err, len(recs))
 		}
-		out = append(out, custody.Scored{Record: r, Score: -score})
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		out = append(out, custody.Scored{Record: recs[0], Score: b.score})
 	}
 	return out
 }

@@ -54,20 +54,51 @@ type indexOp struct {
 }
 
 // searchPart is the partition of the copy a record is in
-// (internal/postings): its owner's, if only its owner may read it, or its
-// tenant's shared one. A search ranks the caller's two: no record of
-// another partition can be eligible for it (rule 4), so the caller pays
-// for the matches it may see, not for every user's.
-func searchPart(tenant, owner, audience string) string {
-	if audience == custody.AudienceOwner {
+// (internal/postings): its owner's, if only its owner may read it, its
+// group's, if a group's members may, or its tenant's shared one; and, if
+// no one may retrieve it (live is false: not admitted, or an older
+// version of its key), deadPart. A search ranks the caller's partitions
+// and the caller's own records (searchOwner), and its statistics are
+// theirs alone: no other record can be eligible for it (rule 4), so none
+// changes its scores, and the caller pays for the matches it may see,
+// not for every user's.
+func searchPart(tenant, owner, audience string, live bool) string {
+	switch {
+	case !live:
+		return deadPart
+	case audience == custody.AudienceOwner:
 		return "o\x00" + tenant + "\x00" + owner
+	case audience == custody.AudienceTenant:
+		return "s\x00" + tenant
 	}
-	return "s\x00" + tenant
+	return "g\x00" + tenant + "\x00" + audience
 }
 
-// searchParts are the partitions whose records may be eligible for sc.
+// deadPart is the partition of the records no one may retrieve: no
+// search keeps it, not even their owner's (postings.Place).
+const deadPart = ""
+
+// searchOwner is the owner of a record as the copy knows it
+// (postings.Place.Owner): a search by the owner keeps its live records in
+// any partition (a record shared with a group its owner is not in).
+func searchOwner(tenant, owner string) string { return tenant + "\x00" + owner }
+
+// searchLive reports whether a record in state, head and key may be
+// retrieved by anyone (rule 4 less the audience and the expiry, which
+// the copy keeps apart): admitted, and keyless or its key's newest
+// admitted version.
+func searchLive(state string, head bool, key string) bool {
+	return state == string(custody.StateAdmitted) && (key == "" || head)
+}
+
+// searchParts are the partitions whose records may be eligible for sc:
+// its own, its tenant's shared one and its groups'.
 func searchParts(sc custody.Scope) []string {
-	return []string{searchPart(sc.Tenant, sc.Subject, custody.AudienceOwner), searchPart(sc.Tenant, "", custody.AudienceTenant)}
+	parts := []string{searchPart(sc.Tenant, sc.Subject, custody.AudienceOwner, true), searchPart(sc.Tenant, "", custody.AudienceTenant, true)}
+	for _, g := range sc.Groups {
+		parts = append(parts, searchPart(sc.Tenant, "", "group:"+g, true))
+	}
+	return parts
 }
 
 // searchIndex is the store's copy of the search index and its state.
@@ -146,6 +177,9 @@ func (si *searchIndex) apply(c committed, ok bool) {
 // the transaction changed records_fts, and returns its changes with that
 // generation (0 if it changed nothing).
 func (t *txn) countIndexChanges(ctx context.Context) (committed, error) {
+	if err := t.searchMoves(ctx); err != nil {
+		return committed{}, err
+	}
 	if len(t.ops) == 0 {
 		return committed{}, nil
 	}

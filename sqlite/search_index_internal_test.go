@@ -321,11 +321,12 @@ func TestSearchCopyMemoryBound(t *testing.T) {
 		}
 	}
 	terms := []string{"plumber", "invoic", "3", "note", "absent"}
-	a, err := bounded.TermMatches(t.Context(), terms, 50)
+	alice := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
+	a, err := bounded.TermMatches(t.Context(), alice, terms, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := roomy.TermMatches(t.Context(), terms, 50)
+	b, err := roomy.TermMatches(t.Context(), alice, terms, 50)
 	if err != nil || !slices.Equal(a, b) || a[0] != 50 || a[4] != 0 {
 		t.Fatalf("TermMatches: FTS5 %v, the copy %v (%v)", a, b, err)
 	}

@@ -45,8 +45,8 @@ var rebuildEvery = 30 * time.Second
 // (inlineBuildRows), and on its own goroutine on a larger one; a copy
 // built before is built again on its own goroutine, at most every
 // rebuildEvery.
-func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter, gen int64, sc *postings.Scratch) ([]postings.Hit, bool) {
-	hits, ok, build := s.rankHeld(terms, f, gen, sc)
+func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter, gen int64, sc *postings.Scratch) ([]postings.Hit, int64, bool) {
+	hits, visible, ok, build := s.rankHeld(terms, f, gen, sc)
 	if build {
 		s.search.mu.RLock()
 		built, last := !s.search.lastBuild.IsZero(), s.search.lastBuild
@@ -63,31 +63,33 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter,
 			s.startSearchBuild()
 		case s.claimBuild():
 			s.buildSearchIndex(ctx)
-			hits, ok, _ = s.rankHeld(terms, f, gen, sc)
+			hits, visible, ok, _ = s.rankHeld(terms, f, gen, sc)
 		}
 	}
 	if !ok {
 		s.search.byFTS.Add(1)
 	}
-	return hits, ok
+	return hits, visible, ok
 }
 
 // rankHeld ranks terms over the rows f keeps with the copy if it holds
-// generation gen; build is whether a build should start (none runs, and
-// the copy is missing or another connection made it stale).
-func (s *Store) rankHeld(terms []string, f postings.Filter, gen int64, sc *postings.Scratch) (hits []postings.Hit, ok, build bool) {
+// generation gen, and counts the rows its statistics are over (visible);
+// build is whether a build should start (none runs, and the copy is
+// missing or another connection made it stale).
+func (s *Store) rankHeld(terms []string, f postings.Filter, gen int64, sc *postings.Scratch) (hits []postings.Hit, visible int64, ok, build bool) {
 	si := &s.search
 	si.mu.RLock()
 	x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
 	if !off && x != nil && held == gen && !si.building {
 		hits = x.Rank(terms, f, sc)
+		visible, _, _ = x.Stats(nil, f, 0)
 		si.mu.RUnlock()
 		si.byCopy.Add(1)
-		return hits, true, false
+		return hits, visible, true, false
 	}
 	building := si.building
 	si.mu.RUnlock()
-	return nil, false, !off && !building && (x == nil || !applying)
+	return nil, 0, false, !off && !building && (x == nil || !applying)
 }
 
 // claimBuild marks a build as running, unless one is, the copy is off or
@@ -131,14 +133,13 @@ func (s *Store) startSearchBuild() {
 	}()
 }
 
-// searchCopy is Search ranked by the copy; ok is false if the copy cannot
-// rank it (the caller ranks with FTS5).
-func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, bool, error) {
-	best, ok, err := s.bestEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
-	if !ok || err != nil || len(best) == 0 {
-		return nil, ok, err
+// searchRanked is Search: the best eligible records, ranked by the copy
+// or without it (search_fts.go), read by rid once they are known.
+func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, error) {
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
+	if err != nil || len(best) == 0 {
+		return nil, err
 	}
-	// The records themselves, read by rid once the best are known.
 	n := checkSize(len(best))
 	args := make([]any, 0, n)
 	for _, b := range best {
@@ -149,19 +150,19 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 	}
 	rows, err := s.reader().QueryContext(ctx, `SELECT `+recordCols+` FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`)`, args...)
 	if err != nil {
-		return nil, true, unavailable(err)
+		return nil, unavailable(err)
 	}
 	defer rows.Close()
 	byRid := make(map[int64]*custody.Record, len(best))
 	for rows.Next() {
 		r, rid, err := scanRecord(rows)
 		if err != nil {
-			return nil, true, unavailable(err)
+			return nil, unavailable(err)
 		}
 		byRid[rid] = r
 	}
 	if err := rows.Err(); err != nil {
-		return nil, true, unavailable(err)
+		return nil, unavailable(err)
 	}
 	out := make([]custody.Scored, 0, len(best))
 	for _, b := range best {
@@ -169,17 +170,27 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 			out = append(out, custody.Scored{Record: r, Score: b.score})
 		}
 	}
-	return out, true, nil
+	return out, nil
 }
 
-// lexicalRanksCopy is LexicalRanks ranked by the copy.
-func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, bool, error) {
-	best, ok, err := s.bestEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
+// lexicalRanked is LexicalRanks: Search's ranking without the records.
+func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, error) {
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
 	out := make([]custody.Ranked, len(best))
 	for i, b := range best {
 		out[i] = custody.Ranked{ID: b.id, Score: b.score}
 	}
-	return out, ok, err
+	return out, err
+}
+
+// rankEligible is bestEligible, ranked by the copy if it can, else
+// without it (rankFTS): the same records, with the same scores.
+func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
+	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, gen, also, alsoArgs...)
+	if ok || err != nil {
+		return best, visible, err
+	}
+	return s.rankFTS(ctx, sc, q, terms, also, alsoArgs...)
 }
 
 // eligibleHit is a record bestEligible found eligible, and its score.
@@ -191,17 +202,18 @@ type eligibleHit struct {
 
 // bestEligible ranks terms with the copy and returns the best records
 // eligible for sc under q's filters (and the condition also, on a record
-// aliased r, with its arguments), at most q.Limit, best first. ok is
+// aliased r, with its arguments), at most q.Limit, best first, and the
+// number of records sc may retrieve (the statistics' rows). ok is
 // false, and nothing is read, if the copy cannot rank them.
-func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, bool, error) {
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
 	scratch, _ := s.search.pool.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), q), gen, scratch)
+	hits, visible, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), searchOwner(sc.Tenant, sc.Subject), sc.Now, q), gen, scratch)
 	if !ok {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	filter, fargs := searchFilter(sc, q)
 	if also != "" {
@@ -221,7 +233,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		}
 		clear(ids)
 		if err := s.readEligible(ctx, filter, n, append(args, fargs...), ids); err != nil {
-			return nil, true, err
+			return nil, visible, true, err
 		}
 		for _, h := range best {
 			if id, found := ids[int64(h.Row)]; found && len(out) < q.Limit {
@@ -229,7 +241,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 			}
 		}
 	}
-	return out, true, nil
+	return out, visible, true, nil
 }
 
 // checkSize is the first of checkSizes not below n, or the last.
@@ -269,19 +281,21 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 	return nil
 }
 
-// termMatchesCopy is TermMatches counted by the copy: how many records hold
-// each term, at most bound. ok is false if the copy cannot count them.
-func (s *Store) termMatchesCopy(terms []string, bound int, gen int64) ([]int, bool) {
+// termMatchesCopy is TermMatches counted by the copy: how many records sc
+// may retrieve hold each term, at most bound. ok is false if the copy
+// cannot count them.
+func (s *Store) termMatchesCopy(sc custody.Scope, terms []string, bound int, gen int64) ([]int, bool) {
 	si := &s.search
 	si.mu.RLock()
 	defer si.mu.RUnlock()
 	if si.x == nil || si.gen != gen || si.building || si.over || si.limit <= 0 {
 		return nil, false
 	}
+	_, _, holding := si.x.Stats(terms, postings.Filter{Parts: searchParts(sc), Owner: searchOwner(sc.Tenant, sc.Subject), Now: sc.Now.UnixNano()}, bound)
 	out := make([]int, len(terms))
 	for i, t := range terms {
 		if t != "" && !strings.ContainsRune(t, '"') {
-			out[i] = min(si.x.Matches(t), bound)
+			out[i] = min(int(holding[i]), bound)
 		}
 	}
 	return out, true

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/internal/postings"
 )
 
 // txn implements custody.Tx over one SQL transaction.
@@ -218,10 +217,6 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 		if err := t.unindex(ctx, rid, oldBody, key, oldMeta); err != nil {
 			return err
 		}
-	}
-	if r.Audience != oldAudience && !r.Erased {
-		// The search index's copy ranks by partition (search_index.go).
-		t.changedIndex(indexOp{rid: rid, move: true, at: postings.Place{Part: searchPart(r.Tenant, owner, r.Audience)}})
 	}
 	// Edges follow the parents (a rebuild may drop weak parents that are out).
 	if parents == oldParents {

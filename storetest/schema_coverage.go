@@ -76,6 +76,7 @@ var Declarations = []Declaration{
 	{Table: "records_tri_docsize", Columns: "*", Backend: "sqlite", Verify: "MisindexedRecord: one row per live record with its trigram count, none for an erased or missing one"},
 	{Table: "records_tri_config", Columns: "*", Backend: "sqlite", Derived: "FTS5's settings of records_tri (secure-delete, usermerge), set again by schema.sql at every open; they decide how segments merge, not which record matches"},
 	{Table: "index_pending", Columns: "rid norm", Backend: "sqlite", Verify: "MisindexedRecord: each row is a live record waiting for the indexes, with that record's own gate text, and no row of it is in either index yet"},
+	{Table: "search_moved", Columns: "rid", Backend: "sqlite", Derived: "lists, inside one transaction, the records whose state, head or audience it changed, so that its commit moves them to their partition in the in-memory copy of the search index (search_moves.go); it is empty between transactions, a row left or removed only misplaces a record in the copy's statistics until its next build, and eligibility is filtered on the records rows either way"},
 	{Table: "search_generation", Columns: "id gen", Backend: "sqlite", Derived: "counts the commits that changed records_fts, so a server knows whether its in-memory copy of the index is current (search_index.go); a wrong count makes it rank with FTS5 or an older copy, and eligibility is filtered on the records rows either way"},
 
 	// What decides access outside the records.

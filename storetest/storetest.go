@@ -132,6 +132,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"HybridFeedbackEligibility", testHybridFeedbackEligibility},
 		{"HybridContext", testHybridContext},
 		{"HybridContextEligibility", testHybridContextEligibility},
+		{"SearchStatisticsPrivacy", testSearchStatisticsPrivacy},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
 		{"ProofsKeptNodes", testProofsKeptNodes},
@@ -209,11 +210,12 @@ type env struct {
 	store custody.Store
 	svc   *custody.Service
 	clock *Clock
+	open  func(t *testing.T) custody.Store
 }
 
 func newEnv(t *testing.T, open func(t *testing.T) custody.Store) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), store: open(t), clock: NewClock(Start)}
+	e := &env{t: t, ctx: context.Background(), store: open(t), clock: NewClock(Start), open: open}
 	e.svc = NewService(t, e.store, e.clock)
 	return e
 }

@@ -17,16 +17,28 @@ import (
 
 // Place is where a row is.
 type Place struct {
-	Part, Namespace, Class string
-	Created                int64  // Unix nanoseconds
-	Key                    string // of which the index keeps the first eight bytes
+	// Part is the row's partition: "" for a row no ranking may keep but
+	// one over every partition (Filter.Parts nil), and which no other
+	// ranking's statistics count.
+	Part string
+	// Owner, if set, is the row's owner: a ranking for that owner
+	// (Filter.Owner) keeps the row in any partition but "".
+	Owner            string
+	Namespace, Class string
+	Created          int64 // Unix nanoseconds
+	// Expires is when the row stops being eligible (Unix nanoseconds; 0:
+	// never): from then on it counts in no ranking's statistics, and no
+	// ranking keeps it.
+	Expires int64
+	Key     string // of which the index keeps the first eight bytes
 	// Meta is the record's metadata as the stores keep it (custody
 	// Metadata's JSON, "" for none); the index keeps its pairs (meta.go).
 	Meta string
 }
 
 // Filter is what rows a ranking keeps: those of the partitions Parts
-// (every partition if nil), of the namespace Namespace and the class
+// (every partition if nil) and those of the owner Owner (if set) in any
+// partition but "", of the namespace Namespace and the class
 // Class if they are set, at or under the namespace Under if it is set,
 // by whole segments (work holds work and work/notes, not workshop), and
 // created after After and before Before where they are not 0 (Unix
@@ -34,9 +46,13 @@ type Place struct {
 // its first eight bytes: a row kept may differ in the rest (the store's
 // own condition decides), a row left out never begins with KeyPrefix.
 // Meta, if set, keeps the rows whose metadata has each of its pairs (and,
-// on a collision of their hashes, a few more: the store decides).
+// on a collision of their hashes, a few more: the store decides). Now,
+// if set, leaves out the rows that expired at or before it (Unix
+// nanoseconds), from the ranking and from its statistics alike.
 type Filter struct {
 	Parts                   []string
+	Owner                   string
+	Now                     int64
 	Namespace, Under, Class string
 	After, Before           int64
 	KeyPrefix               string
@@ -85,9 +101,11 @@ func (d *dict) bytes() int64 { return int64(len(d.ids))*mapEntry + int64(cap(d.n
 // places holds each row's place, by row, its names numbered.
 type places struct {
 	part, ns, class []uint32
+	owner           []uint32 // 0: none
 	created         []int64
 	key             []uint64 // head of the key
 	parts, nss      dict
+	owners          dict
 	classes         dict
 	meta            pairs
 	// byName holds the namespaces' numbers in the order of their names
@@ -103,7 +121,7 @@ type places struct {
 func (p *places) recentNames() int { return 1024 + len(p.byName)/64 }
 
 func newPlaces() places {
-	return places{parts: newDict(), nss: newDict(), classes: newDict(), meta: newPairs()}
+	return places{parts: newDict(), nss: newDict(), owners: newDict(), classes: newDict(), meta: newPairs()}
 }
 
 // set gives row its place, growing the arrays to hold it.
@@ -111,6 +129,7 @@ func (p *places) set(row uint32, at Place) {
 	if n := int(row) + 1; n > len(p.part) {
 		grow := n - len(p.part)
 		p.part = append(p.part, make([]uint32, grow)...)
+		p.owner = append(p.owner, make([]uint32, grow)...)
 		p.ns = append(p.ns, make([]uint32, grow)...)
 		p.class = append(p.class, make([]uint32, grow)...)
 		p.created = append(p.created, make([]int64, grow)...)
@@ -118,6 +137,10 @@ func (p *places) set(row uint32, at Place) {
 	}
 	p.key[row] = head(at.Key)
 	p.part[row], _ = p.parts.id(at.Part)
+	p.owner[row] = 0
+	if at.Owner != "" {
+		p.owner[row], _ = p.owners.id(at.Owner)
+	}
 	p.class[row], _ = p.classes.id(at.Class)
 	p.created[row] = at.Created
 	p.meta.set(row, at.Meta)
@@ -154,13 +177,13 @@ func (p *places) move(row uint32, part string) { p.part[row], _ = p.parts.id(par
 // of is row's place, its key cut to the eight bytes the index keeps,
 // without its metadata (pairs.of has it).
 func (p *places) of(row uint32) Place {
-	return Place{Part: p.parts.names[p.part[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row],
+	return Place{Part: p.parts.names[p.part[row]], Owner: p.owners.names[p.owner[row]], Namespace: p.nss.names[p.ns[row]], Class: p.classes.names[p.class[row]], Created: p.created[row],
 		Key: strings.TrimRight(string(binary.BigEndian.AppendUint64(nil, p.key[row])), "\x00")}
 }
 
 func (p *places) bytes() int64 {
-	return p.parts.bytes() + p.nss.bytes() + p.classes.bytes() + p.meta.bytes() +
-		int64(cap(p.part)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created)+cap(p.key))*8
+	return p.parts.bytes() + p.nss.bytes() + p.owners.bytes() + p.classes.bytes() + p.meta.bytes() +
+		int64(cap(p.part)+cap(p.owner)+cap(p.ns)+cap(p.class)+cap(p.byName)+cap(p.recent))*4 + int64(cap(p.created)+cap(p.key))*8
 }
 
 // keeper is a Filter made ready to test the rows of one ranking.
@@ -169,6 +192,9 @@ type keeper struct {
 	allParts bool
 	part     [2]uint32 // at most two partitions are asked for (a caller's own, its tenant's shared),
 	more     []uint32  // more in a slice
+	nparts   int       // the partitions in part, then more (distinct, each holding rows once)
+	owner    uint32    // the owner whose rows are kept in any partition but nowhere; 0: none
+	nowhere  uint32    // the number of partition "" (0 if no row was ever there)
 	ns       []bool    // by namespace number, the namespaces kept; nil: all
 	class    uint32    // the class kept, 0 for every one
 	key      uint64    // the head of the key prefix, in its first keyBytes
@@ -189,12 +215,21 @@ func (p *places) keeper(f Filter, s *Scratch) keeper {
 		k.keyMask = ^uint64(0) << (8 * (8 - min(8, len(f.KeyPrefix))))
 		k.key = head(f.KeyPrefix) & k.keyMask
 	}
-	for i, name := range f.Parts {
-		if id := p.parts.ids[name]; i < len(k.part) {
-			k.part[i] = id
+	if f.Owner != "" {
+		k.owner = p.owners.ids[f.Owner]
+	}
+	k.nowhere = p.parts.ids[""]
+	for _, name := range f.Parts {
+		id := p.parts.ids[name]
+		if id == 0 || k.part[0] == id || k.part[1] == id || slices.Contains(k.more, id) {
+			continue // no row there, or named twice
+		}
+		if k.nparts < len(k.part) {
+			k.part[k.nparts] = id
 		} else {
 			k.more = append(k.more, id)
 		}
+		k.nparts++
 	}
 	if f.Class != "" {
 		k.class = p.classes.ids[f.Class]
@@ -233,11 +268,25 @@ func (p *places) keeper(f Filter, s *Scratch) keeper {
 	return k
 }
 
+// asks reports whether part is one of the partitions k asks for.
+func (k *keeper) asks(part uint32) bool {
+	return k.allParts || part == k.part[0] || part == k.part[1] || slices.Contains(k.more, part)
+}
+
+// partAt is the i-th distinct partition k asks for (i < k.nparts).
+func (k *keeper) partAt(i int) uint32 {
+	if i < len(k.part) {
+		return k.part[i]
+	}
+	return k.more[i-len(k.part)]
+}
+
 // keepsPart reports whether row, of places p, is of a partition k asks
 // for.
 func (k *keeper) keepsPart(p *places, row uint32) bool {
 	part := p.part[row]
-	return k.allParts || part == k.part[0] || part == k.part[1] || len(k.more) > 0 && slices.Contains(k.more, part)
+	return k.allParts || part == k.part[0] || part == k.part[1] || len(k.more) > 0 && slices.Contains(k.more, part) ||
+		k.owner != 0 && p.owner[row] == k.owner && part != k.nowhere
 }
 
 // keepsNarrow reports whether row, of places p, is of the namespace, class,
@@ -266,17 +315,28 @@ func (k *keeper) keepsNarrow(p *places, row uint32) bool {
 const spanSlack = int64(time.Millisecond)
 
 // QueryFilter is what a ranking keeps for a search of the partitions
-// parts under q: q's namespace, class, span of creation times, key prefix
+// parts and of owner's rows under q: q's namespace, class, span of creation times, key prefix
 // and metadata. The store applies each of them again, with the
 // eligibility, in the query that reads the ranking's best; ranking without
 // the rows they refuse (none of them changes once a record is written)
 // spares a search of a namespace of a few records from checking every
 // other namespace's matches first.
-func QueryFilter(parts []string, q custody.SearchQuery) Filter {
-	f := Filter{Parts: parts, Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix,
+//
+// now is the caller's time: a row expired then is left out, from the
+// ranking and from its statistics.
+func QueryFilter(parts []string, owner string, now time.Time, q custody.SearchQuery) Filter {
+	f := Filter{Parts: parts, Owner: owner, Now: unixNano(now), Namespace: q.Namespace, Under: q.NamespacePrefix, Class: string(q.Class), KeyPrefix: q.Filters.KeyPrefix,
 		Meta: q.Filters.Metadata}
 	f.After, f.Before = span(q.Filters.CreatedAfter, q.Filters.CreatedBefore)
 	return f
+}
+
+// unixNano is t in Unix nanoseconds, 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // span is a Filter's After and Before for records created after after and

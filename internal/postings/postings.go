@@ -11,19 +11,29 @@
 // store: the record's owner, for a record only its owner may read, or its
 // tenant, for one shared), and a ranking may keep only the rows of the
 // partitions it names: a caller then pays for the matches it may see,
-// not for every user's. A row also has a namespace, a class, a creation
-// time, the head of its key and its metadata pairs (its Place), and a
-// ranking may keep only the rows of a namespace, of those under a
-// prefix, of a class, of a span of time, of a key prefix or with given
-// metadata (a Filter): a search narrowed to a few records then looks at
-// their matches alone. The statistics of the scores stay those of the
-// whole index, as FTS5's are.
+// not for every user's. A row may also expire (its Place's Expires). A
+// row also has a namespace, a class, a creation time, the head of its
+// key and its metadata pairs (its Place), and a ranking may keep only
+// the rows of a namespace, of those under a prefix, of a class, of a span
+// of time, of a key prefix or with given metadata (a Filter): a search
+// narrowed to a few records then looks at their matches alone.
+//
+// The statistics of a ranking's scores (the rows, their mean length, the
+// rows holding each term) are those of the rows of the partitions it
+// names that have not expired at its time (Filter.Now), whatever else it
+// narrows to: the records its caller may retrieve, and nothing else.
+// Nothing a caller may not see changes its scores (design rule 4): a
+// store puts a record no caller may retrieve (quarantined, retired, an
+// older version) in a partition no caller names. Over every partition
+// (Filter.Parts nil) and no expiry, they are the whole index's, and the
+// scores those of FTS5 over the same rows.
 //
 // An Index is not safe for concurrent use: its owner serialises changes
 // against rankings (the SQLite store holds it under a read-write lock).
 package postings
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -52,10 +62,28 @@ type Index struct {
 	at     places // by row
 	rows   int64
 	tokens int64
+	// cells holds the rows and terms of each partition and owner
+	// (cellKey), byPart and byOwner the cells of each, by number.
+	cells           map[uint64]*partStats
+	byPart, byOwner map[uint32][]*cell
+	// expires holds the rows that expire, and when (Unix nanoseconds).
+	expires map[uint32]int64
 	// postings counts every posting, single or in a list; text the
 	// bytes of the terms; listBytes the capacity of the lists' arrays.
 	postings, text, listBytes int64
 }
+
+// partStats are rows and their terms.
+type partStats struct{ rows, tokens int64 }
+
+// cell is the rows of one partition and one owner.
+type cell struct {
+	part, owner uint32
+	*partStats
+}
+
+// cellKey is the key of the cell of part and owner in Index.cells.
+func cellKey(part, owner uint32) uint64 { return uint64(part)<<32 | uint64(owner) }
 
 // list is the postings of a term held by more than one row, by row.
 type list struct {
@@ -64,7 +92,10 @@ type list struct {
 }
 
 // New returns an empty index.
-func New() *Index { return &Index{terms: map[string]uint64{}, at: newPlaces()} }
+func New() *Index {
+	return &Index{terms: map[string]uint64{}, at: newPlaces(), expires: map[uint32]int64{},
+		cells: map[uint64]*partStats{}, byPart: map[uint32][]*cell{}, byOwner: map[uint32][]*cell{}}
+}
 
 // Rows is the number of rows in the index.
 func (x *Index) Rows() int64 { return x.rows }
@@ -78,7 +109,29 @@ func (x *Index) Has(row uint32) bool { return int(row) < len(x.lens) && x.lens[r
 // estimated where the heap grew by 17 MiB at 100k records; about 193
 // against 195 MiB at 1M.)
 func (x *Index) Bytes() int64 {
-	return int64(len(x.terms))*mapEntry + x.text + int64(cap(x.lists))*48 + x.listBytes + int64(cap(x.lens))*4 + x.at.bytes()
+	return int64(len(x.terms))*mapEntry + x.text + int64(cap(x.lists))*48 + x.listBytes + int64(cap(x.lens))*4 + x.at.bytes() +
+		int64(len(x.cells))*cellBytes + int64(len(x.expires))*expiryEntry
+}
+
+// expiryEntry is what an entry of Index.expires costs, and cellBytes a
+// cell, with their share of the maps' control words and room to grow.
+const expiryEntry, cellBytes = 24, 96
+
+// count adds d rows of n terms each to the statistics of row's cell.
+func (x *Index) count(row uint32, d, n int64) {
+	part, owner := x.at.part[row], x.at.owner[row]
+	st := x.cells[cellKey(part, owner)]
+	if st == nil {
+		st = &partStats{}
+		x.cells[cellKey(part, owner)] = st
+		c := &cell{part: part, owner: owner, partStats: st}
+		x.byPart[part] = append(x.byPart[part], c)
+		if owner != 0 {
+			x.byOwner[owner] = append(x.byOwner[owner], c)
+		}
+	}
+	st.rows += d
+	st.tokens += d * n
 }
 
 // mapEntry is what a map entry of a string costs: its slot (string header
@@ -98,6 +151,10 @@ func (x *Index) Matches(term string) int {
 		return len(x.lists[v].rows)
 	}
 }
+
+// Weights counts each distinct term of a row: 2 for each time it is in
+// body, 1 for each time in key (a score counts half of it).
+func Weights(body, key []string) map[string]uint16 { return weights(body, key) }
 
 // weights counts each distinct term of a row: 2 for each time it is in
 // body, 1 for each time in key.
@@ -137,6 +194,10 @@ func (x *Index) Add(row uint32, at Place, body, key []string) {
 	x.at.set(row, at)
 	x.rows++
 	x.tokens += int64(len(body) + len(key))
+	x.count(row, 1, int64(len(body)+len(key)))
+	if at.Expires != 0 {
+		x.expires[row] = at.Expires
+	}
 	for t, w := range weights(body, key) {
 		x.addPosting(t, row, w)
 	}
@@ -145,7 +206,10 @@ func (x *Index) Add(row uint32, at Place, body, key []string) {
 // Move puts row, if it is in the index, in partition part.
 func (x *Index) Move(row uint32, part string) {
 	if x.Has(row) {
+		n := int64(x.lens[row] - 1)
+		x.count(row, -1, n)
 		x.at.move(row, part)
+		x.count(row, 1, n)
 	}
 }
 
@@ -199,12 +263,20 @@ func (x *Index) Remove(row uint32, body, key []string, meta string) {
 		return
 	}
 	x.at.meta.remove(row, meta)
-	x.rows--
-	x.tokens -= int64(x.lens[row] - 1)
-	x.lens[row] = 0
+	x.forget(row)
 	for t := range weights(body, key) {
 		x.removePosting(t, row)
 	}
+}
+
+// forget takes row out of the counts of the index and of its partition.
+func (x *Index) forget(row uint32) {
+	n := int64(x.lens[row] - 1)
+	x.rows--
+	x.tokens -= n
+	x.count(row, -1, n)
+	delete(x.expires, row)
+	x.lens[row] = 0
 }
 
 func (x *Index) removePosting(t string, row uint32) {
@@ -246,9 +318,7 @@ func (x *Index) RemoveRows(rows []uint32) {
 	for _, row := range rows {
 		if x.Has(row) && !out[row] {
 			out[row] = true
-			x.rows--
-			x.tokens -= int64(x.lens[row] - 1)
-			x.lens[row] = 0
+			x.forget(row)
 		}
 	}
 	if len(out) == 0 {
@@ -332,7 +402,15 @@ func insert[T any](s []T, i int, v T) []T {
 // Equal reports whether x and y hold the same rows with the same terms,
 // places and metadata: a copy kept up to date against one built afresh.
 func (x *Index) Equal(y *Index) bool {
-	if x.rows != y.rows || x.tokens != y.tokens || x.postings != y.postings || len(x.terms) != len(y.terms) {
+	if x.rows != y.rows || x.tokens != y.tokens || x.postings != y.postings || len(x.terms) != len(y.terms) || len(x.expires) != len(y.expires) {
+		return false
+	}
+	for row, e := range x.expires {
+		if y.expires[row] != e {
+			return false
+		}
+	}
+	if !maps.Equal(x.statsByName(), y.statsByName()) {
 		return false
 	}
 	for i := range max(len(x.lens), len(y.lens)) {
@@ -359,6 +437,20 @@ func (x *Index) Equal(y *Index) bool {
 		}
 	}
 	return true
+}
+
+// statsByName is the statistics of each partition and owner holding
+// rows, by their names.
+func (x *Index) statsByName() map[[2]string]partStats {
+	out := map[[2]string]partStats{}
+	for _, cs := range x.byPart {
+		for _, c := range cs {
+			if *c.partStats != (partStats{}) {
+				out[[2]string{x.at.parts.names[c.part], x.at.owners.names[c.owner]}] = *c.partStats
+			}
+		}
+	}
+	return out
 }
 
 // length is lens[row], 0 past its end.

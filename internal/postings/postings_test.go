@@ -23,13 +23,20 @@ type model struct {
 
 // keeps reports whether f keeps a row at p.
 func keeps(f Filter, p Place) bool {
-	return (f.Parts == nil || slices.Contains(f.Parts, p.Part)) &&
+	return visibleTo(f, p) &&
 		(f.Namespace == "" || p.Namespace == f.Namespace) &&
 		(f.Under == "" || p.Namespace == f.Under || strings.HasPrefix(p.Namespace, f.Under+"/")) &&
 		(f.Class == "" || p.Class == f.Class) &&
 		(f.After == 0 || p.Created > f.After) && (f.Before == 0 || p.Created < f.Before) &&
 		(f.KeyPrefix == "" || p.Key != "" && strings.HasPrefix(p.Key, f.KeyPrefix[:min(8, len(f.KeyPrefix))])) &&
 		keepsMeta(f.Meta, p.Meta)
+}
+
+// visibleTo reports whether a row at p counts in the statistics of a
+// ranking with f: of its partitions, not expired at its time.
+func visibleTo(f Filter, p Place) bool {
+	return (f.Parts == nil || slices.Contains(f.Parts, p.Part) || f.Owner != "" && p.Owner == f.Owner && p.Part != "") &&
+		(f.Now == 0 || p.Expires == 0 || p.Expires > f.Now)
 }
 
 // keepsMeta reports whether metadata meta (as JSON) has every pair of
@@ -57,10 +64,14 @@ var metas = []string{"", `{"project":"apollo"}`, `{"lang":"en","project":"apollo
 
 // rank is Rank computed from the model row by row, term by term, as
 // fts5_aux.c's bm25 computes it for a row: every term of the query in
-// order, a term the row lacks adding nothing.
+// order, a term the row lacks adding nothing; the statistics are those of
+// the rows f's partitions hold that have not expired at f.Now.
 func (m model) rank(terms []string, f Filter) []Hit {
 	var n, tokens int64
 	for r := range m.body {
+		if !visibleTo(f, m.at[r]) {
+			continue
+		}
 		n++
 		tokens += int64(len(m.body[r]) + len(m.key[r]))
 	}
@@ -72,7 +83,7 @@ func (m model) rank(terms []string, f Filter) []Hit {
 	for i, t := range terms {
 		var hits int64
 		for r := range m.body {
-			if slices.Contains(m.body[r], t) || slices.Contains(m.key[r], t) {
+			if visibleTo(f, m.at[r]) && (slices.Contains(m.body[r], t) || slices.Contains(m.key[r], t)) {
 				hits++
 			}
 		}
@@ -130,15 +141,17 @@ func TestIndexAgreesWithModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		x := New()
 		m := model{body: map[uint32][]string{}, key: map[uint32][]string{}, at: map[uint32]Place{}}
-		partition := rapid.SampledFrom([]string{"alice", "bob", "shared"})
+		partition := rapid.SampledFrom([]string{"alice", "bob", "shared", "group", ""})
 		place := rapid.Custom(func(t *rapid.T) Place {
 			return Place{
 				Part:      partition.Draw(t, "partition"),
+				Owner:     rapid.SampledFrom([]string{"", "alice", "bob"}).Draw(t, "owner"),
 				Namespace: rapid.SampledFrom([]string{"", "work", "work/notes", "work/notes/2026", "workshop", "home"}).Draw(t, "namespace"),
 				Class:     rapid.SampledFrom([]string{"fact", "episode"}).Draw(t, "class"),
 				Created:   rapid.Int64Range(1, 5).Draw(t, "created"),
 				Key:       rapid.SampledFrom([]string{"", "payee", "payee.iban", "payee.ibax", "payee.ixyz", "payee.name", "prefs.tone", "p"}).Draw(t, "key"),
 				Meta:      rapid.SampledFrom(metas).Draw(t, "metadata"),
+				Expires:   rapid.SampledFrom([]int64{0, 0, 0, 2, 4}).Draw(t, "expires"),
 			}
 		})
 		for range rapid.IntRange(1, 60).Draw(t, "ops") {
@@ -177,7 +190,10 @@ func TestIndexAgreesWithModel(t *testing.T) {
 		}
 		var s Scratch
 		for _, q := range [][]string{vocabulary, {"ledger"}, {"x", "plumber"}, {"absent"}, {"budget", "acct-7777", "ledger"}} {
-			for _, parts := range [][]string{nil, {"alice", "shared"}, {"bob"}, {"nobody"}, {"alice", "bob", "shared"}} {
+			for _, vis := range []Filter{{}, {Parts: []string{"alice", "shared"}}, {Parts: []string{"bob"}}, {Parts: []string{"nobody"}},
+				{Parts: []string{"alice", "bob", "shared"}}, {Parts: []string{"alice", "shared"}, Owner: "alice"}, {Parts: []string{"group"}, Owner: "bob"},
+				{Parts: []string{"shared", "group", "group"}, Owner: "nobody"}} {
+				parts := vis.Parts
 				for _, f := range []Filter{{}, {Namespace: "work"}, {Namespace: "work/notes"}, {Namespace: "absent"}, {Under: "work"},
 					{Under: "work/notes"}, {Under: "wor"}, {Under: "work", Namespace: "work/notes"}, {Under: "home", Namespace: "work"},
 					{Class: "episode"}, {Class: "absent"}, {After: 2}, {Before: 4}, {After: 1, Before: 3, Class: "fact", Under: "work"},
@@ -185,8 +201,8 @@ func TestIndexAgreesWithModel(t *testing.T) {
 					{Meta: custody.Metadata{"project": "apollo"}}, {Meta: custody.Metadata{"project": "apollo", "lang": "en"}},
 					{Meta: custody.Metadata{"lang": "de"}, Class: "fact"}, {Meta: custody.Metadata{"project": "mercury"}},
 					{Meta: custody.Metadata{"source": "msg-1"}}, {Meta: custody.Metadata{"project": "apollo"}, Namespace: "work"},
-					{Meta: custody.Metadata{"ab": "c"}}} {
-					f.Parts = parts
+					{Meta: custody.Metadata{"ab": "c"}}, {Now: 1}, {Now: 2}, {Now: 3, Class: "fact"}, {Now: 5}} {
+					f.Parts, f.Owner = parts, vis.Owner
 					got := slices.Clone(x.Rank(q, f, &s))
 					want := m.rank(q, f)
 					if !slices.Equal(got, want) {
@@ -217,6 +233,31 @@ func TestIndexAgreesWithModel(t *testing.T) {
 			}
 			if got := x.Matches(term); got != n {
 				t.Fatalf("Matches(%q) = %d, want %d", term, got, n)
+			}
+		}
+		for _, f := range []Filter{{}, {Parts: []string{"alice", "shared"}, Now: 3}, {Parts: []string{"bob", "bob"}}, {Parts: []string{"nobody"}, Now: 1},
+			{Parts: []string{"shared", "group"}, Owner: "alice", Now: 2}, {Parts: []string{"alice"}, Owner: "alice"}, {Owner: "bob", Parts: []string{}}} {
+			rows, tokens, holding := x.Stats(vocabulary, f, -1)
+			var wantRows, wantTokens int64
+			for r := range m.body {
+				if visibleTo(f, m.at[r]) {
+					wantRows++
+					wantTokens += int64(len(m.body[r]) + len(m.key[r]))
+				}
+			}
+			if rows != wantRows || tokens != wantTokens {
+				t.Fatalf("Stats(%+v) = %d rows, %d terms; want %d, %d", f, rows, tokens, wantRows, wantTokens)
+			}
+			for i, term := range vocabulary {
+				var n int64
+				for r := range m.body {
+					if visibleTo(f, m.at[r]) && (slices.Contains(m.body[r], term) || slices.Contains(m.key[r], term)) {
+						n++
+					}
+				}
+				if holding[i] != n {
+					t.Fatalf("Stats(%+v): %q in %d rows, want %d", f, term, holding[i], n)
+				}
 			}
 		}
 	})
