@@ -55,6 +55,14 @@ const (
 	queryEmbedTimeout = 2 * time.Second
 )
 
+// RankingSteps switches steps of hybrid ranking off (Options.Ranking),
+// each named after what it leaves out.
+type RankingSteps struct {
+	NoFeedback bool // the lexical list of the feedback words (feedback.go)
+	NoContext  bool // the episode after a match (contiguity.go)
+	NoSemantic bool // the semantic list: hybrid is then the lexical lists alone
+}
+
 // SearchRanked is Search in any mode. Each item says which lists found
 // it. Semantic and hybrid search need an embedder; without one, or when
 // it fails on the query, the search is lexical and Fallback says why.
@@ -116,12 +124,14 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	if res.Mode == ModeHybrid {
 		lq.Limit, sq.Limit = hybridCandidates, hybridCandidates
 		wg.Go(func() {
-			if lex, lexErr = vs.LexicalRanks(ctx, scope, lq); lexErr == nil {
+			if lex, lexErr = vs.LexicalRanks(ctx, scope, lq); lexErr == nil && !s.opts.Ranking.NoFeedback {
 				expanded, lexErr = s.feedbackList(ctx, vs, scope, lq, lex)
 			}
 		})
 	}
-	sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms)
+	if res.Mode == ModeSemantic || !s.opts.Ranking.NoSemantic {
+		sem, err = s.semanticList(ctx, vs, e, scope, sq, in.Query, terms)
+	}
 	wg.Wait()
 	if err = errors.Join(err, lexErr); err != nil {
 		return nil, err
@@ -140,8 +150,10 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
 			all = first(all, best[0].ID)
 		}
-		if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
-			return nil, err
+		if !s.opts.Ranking.NoContext {
+			if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
+				return nil, err
+			}
 		}
 		fused = all[:min(len(all), q.Limit)]
 	}

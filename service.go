@@ -75,6 +75,10 @@ type Options struct {
 	// Embedder, if set, gives semantic and hybrid search (hybrid.go); the
 	// vectors are computed by an EmbedWorker (StartEmbedding).
 	Embedder embed.Embedder
+	// Ranking switches steps of hybrid ranking off, to measure what each
+	// one brings (the LoCoMo ablations); the zero value runs them all.
+	// Never set it in production.
+	Ranking RankingSteps
 }
 
 func (o *Options) maxBody() int {

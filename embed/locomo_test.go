@@ -20,8 +20,10 @@ import (
 // episode of the conversation's user through the Service on SQLite (key
 // = dia_id), each question of categories 1-4 is sent as plain text, and a
 // question counts as recalled at k when one of its evidence turns is in
-// the top k. It prints recall@1/5/10 per category and overall for each
-// mode. Run:
+// the top k. Each conversation is a fold, reported on its own (a setting
+// tuned on the other fold is measured on this one), then both together:
+// recall@1/5/10 per category and overall for each mode, and for hybrid
+// search each step switched off in turn (the ablations). Run:
 //
 //	CUSTODY_LOCOMO=/path/to/locomo-dev go test ./embed -run LoCoMo -v
 func TestLoCoMo(t *testing.T) {
@@ -37,17 +39,38 @@ func TestLoCoMo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes := []custody.SearchMode{custody.ModeLexical, custody.ModeSemantic, custody.ModeHybrid}
-	ks := []int{1, 5, 10}
-	// hits[mode][category][k index]; category 0 is overall.
-	hits := map[custody.SearchMode]*[5][3]int{}
-	for _, m := range modes {
-		hits[m] = &[5][3]int{}
+	type variant struct {
+		name  string
+		mode  custody.SearchMode
+		steps custody.RankingSteps
 	}
-	var asked [5]int
-	for _, c := range convs {
-		svc, alice := locomoService(t, emb)
+	variants := []variant{
+		{"lexical", custody.ModeLexical, custody.RankingSteps{}},
+		{"semantic", custody.ModeSemantic, custody.RankingSteps{}},
+		{"hybrid", custody.ModeHybrid, custody.RankingSteps{}},
+		{"-feedback", custody.ModeHybrid, custody.RankingSteps{NoFeedback: true}},
+		{"-context", custody.ModeHybrid, custody.RankingSteps{NoContext: true}},
+		{"-semantic", custody.ModeHybrid, custody.RankingSteps{NoSemantic: true}},
+	}
+	ks := []int{1, 5, 10}
+	// tally[fold][variant][category][k index]; category 0 is overall, fold
+	// len(convs) both folds together.
+	type tally [5][3]int
+	hits := make([][]tally, len(convs)+1)
+	asked := make([][5]int, len(convs)+1)
+	for f := range hits {
+		hits[f] = make([]tally, len(variants))
+	}
+	for f, c := range convs {
+		st, key, alice := locomoStore(t)
 		ctx := context.Background()
+		svcs := make([]*custody.Service, len(variants))
+		for i, v := range variants {
+			if svcs[i], err = custody.New(st, key, custody.Options{Embedder: emb, Ranking: v.steps}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		svc := svcs[0]
 		batch := make([]custody.Candidate, 0, 64)
 		flush := func() {
 			if _, err := svc.RememberBatch(ctx, alice, batch); err != nil {
@@ -66,21 +89,25 @@ func TestLoCoMo(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range c.Questions {
-			asked[0]++
-			asked[q.Category]++
-			for _, m := range modes {
-				res, err := svc.SearchRanked(ctx, alice, custody.SearchInput{Query: q.Text, Mode: m, Limit: 10})
+			for _, fold := range []int{f, len(convs)} {
+				asked[fold][0]++
+				asked[fold][q.Category]++
+			}
+			for i, v := range variants {
+				res, err := svcs[i].SearchRanked(ctx, alice, custody.SearchInput{Query: q.Text, Mode: v.mode, Limit: 10})
 				if err != nil {
-					t.Fatalf("%s %q: %v", m, q.Text, err)
+					t.Fatalf("%s %q: %v", v.name, q.Text, err)
 				}
-				if res.Mode != m {
-					t.Fatalf("%s %q answered as %s: %s", m, q.Text, res.Mode, res.Fallback)
+				if res.Mode != v.mode {
+					t.Fatalf("%s %q answered as %s: %s", v.name, q.Text, res.Mode, res.Fallback)
 				}
 				for j, k := range ks {
 					for _, h := range res.Items[:min(k, len(res.Items))] {
 						if slices.Contains(q.Evidence, h.Key) {
-							hits[m][0][j]++
-							hits[m][q.Category][j]++
+							for _, fold := range []int{f, len(convs)} {
+								hits[fold][i][0][j]++
+								hits[fold][i][q.Category][j]++
+							}
 							break
 						}
 					}
@@ -89,29 +116,39 @@ func TestLoCoMo(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "LoCoMo %s: %d conversations, %d questions (model %s)\n", dir, len(convs), asked[0], emb.Model())
-	fmt.Fprintf(&b, "%-9s %-12s %5s %6s %6s %6s\n", "mode", "category", "n", "R@1", "R@5", "R@10")
+	fmt.Fprintf(&b, "LoCoMo %s: %d conversations (model %s)\n", dir, len(convs), emb.Model())
 	names := []string{"overall", "multi-hop", "temporal", "open-domain", "single-hop"}
-	for _, m := range modes {
-		for cat := 1; cat <= 4; cat++ {
-			writeRecall(&b, m, names[cat], asked[cat], hits[m][cat])
+	for f := range hits {
+		fold := "both folds"
+		if f < len(convs) {
+			fold = "fold " + convs[f].Name
 		}
-		writeRecall(&b, m, names[0], asked[0], hits[m][0])
+		fmt.Fprintf(&b, "\n%s: %d questions\n", fold, asked[f][0])
+		fmt.Fprintf(&b, "%-10s %-12s %5s %6s %6s %6s\n", "mode", "category", "n", "R@1", "R@5", "R@10")
+		for i, v := range variants {
+			if i < 3 {
+				for cat := 1; cat <= 4; cat++ {
+					writeRecall(&b, v.name, names[cat], asked[f][cat], hits[f][i][cat])
+				}
+			}
+			writeRecall(&b, v.name, names[0], asked[f][0], hits[f][i][0])
+		}
 	}
 	t.Log("\n" + b.String())
 }
 
-func writeRecall(b *strings.Builder, m custody.SearchMode, name string, n int, h [3]int) {
+func writeRecall(b *strings.Builder, m, name string, n int, h [3]int) {
 	r := func(i int) float64 {
 		if n == 0 {
 			return 0
 		}
 		return float64(h[i]) / float64(n)
 	}
-	fmt.Fprintf(b, "%-9s %-12s %5d %6.3f %6.3f %6.3f\n", m, name, n, r(0), r(1), r(2))
+	fmt.Fprintf(b, "%-10s %-12s %5d %6.3f %6.3f %6.3f\n", m, name, n, r(0), r(1), r(2))
 }
 
-func locomoService(t *testing.T, emb embed.Embedder) (*custody.Service, *custody.Caller) {
+// locomoStore opens a fresh store, its server key and a user to act as.
+func locomoStore(t *testing.T) (custody.Store, *tlog.ServerKey, *custody.Caller) {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "c.db"))
@@ -123,7 +160,7 @@ func locomoService(t *testing.T, emb embed.Embedder) (*custody.Service, *custody
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := custody.New(st, key, custody.Options{Embedder: emb})
+	svc, err := custody.New(st, key, custody.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,5 +172,5 @@ func locomoService(t *testing.T, emb embed.Embedder) (*custody.Service, *custody
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc, c
+	return st, key, c
 }
