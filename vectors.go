@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/custody-mem/custody/embed"
+	"github.com/custody-mem/custody/internal/lexical"
 )
 
 // VectorStore is implemented by a store that keeps one vector per record
@@ -78,6 +79,7 @@ type RecordText struct {
 // EmbedText is the text of a record that its vector is computed from: its
 // key (whose words count) and its body.
 func EmbedText(key, body string) string {
+	body = lexical.Values(body) // a JSON object's values, not its keys
 	if key == "" {
 		return body
 	}

@@ -28,7 +28,7 @@ func documentText(r *custody.Record) string {
 	if r.Erased {
 		return ""
 	}
-	terms := lexical.Document(r.Body + " " + r.Key)
+	terms := append(lexical.Document(r.Body), lexical.Document(r.Key)...)
 	pos := make(map[string][]int, len(terms))
 	var order []string
 	for i, t := range terms {
@@ -73,7 +73,30 @@ func tsQuery(text string) string {
 	return strings.Join(ts, " | ")
 }
 
-func init() { migrationSteps["lexical_metadata"] = researchVectors }
+func init() {
+	migrationSteps["lexical_metadata"] = researchVectors
+	migrationSteps["structured_values"] = researchStructured
+}
+
+// researchStructured rebuilds the search vector of every record whose
+// body is a JSON object or array (migration 016): it now holds the terms
+// of the values alone (lexical.Values). Other records' are as they were.
+func researchStructured(ctx context.Context, tx pgx.Tx) error {
+	return rewritePages(ctx, tx, func(ids []string, recs []*custody.Record) error {
+		var changed, docs []string
+		for i, r := range recs {
+			if !r.Erased && lexical.Values(r.Body) != r.Body {
+				changed, docs = append(changed, ids[i]), append(docs, documentText(r))
+			}
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE records r SET search = x.doc::tsvector
+ FROM unnest($1::text[], $2::text[]) AS x(id, doc) WHERE r.id = x.id`, changed, docs)
+		return err
+	})
+}
 
 // researchVectors rebuilds the search vector of every record of a database
 // migrated to 008, a page at a time.

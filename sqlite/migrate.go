@@ -62,7 +62,9 @@ import (
 // refuses a version 21 one.
 // Version 23 adds search_moved and its trigger (search_moves.go): an older
 // custody, which would change a record's state without moving it in the
-// copy of the search index, refuses a version 23 one.
+// copy of the search index, refuses a version 23 one. It also indexes
+// again each record whose body is a JSON object or array, by its values
+// (internal/lexical.Values: its keys are no longer terms).
 const schemaVersion = 23
 
 // migrate brings the database at w to schemaVersion in one transaction.
@@ -178,6 +180,11 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 21: %w", err)
 		}
 		slog.Info("sqlite: migrated to schema 21", "records", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	if hasRecords == 1 && v >= 14 && v < 23 {
+		if err := reindexStructured(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 23: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)

@@ -133,6 +133,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"HybridContext", testHybridContext},
 		{"HybridContextEligibility", testHybridContextEligibility},
 		{"SearchStatisticsPrivacy", testSearchStatisticsPrivacy},
+		{"SearchStructured", testSearchStructured},
 		{"TenantLogs", testTenantLogs},
 		{"LogName", testLogName},
 		{"ProofsKeptNodes", testProofsKeptNodes},

@@ -107,10 +107,11 @@ func isJoiner(c byte) bool {
 }
 
 // Document returns the terms of text as an index holds them, in order,
-// with the parts of each identifier after it.
+// with the parts of each identifier after it; of a JSON object or array,
+// the terms of its values (Values).
 func Document(text string) []string {
 	var out []string
-	for _, tok := range tokens(text) {
+	for _, tok := range tokens(Values(text)) {
 		tok = strings.ToLower(tok)
 		if isIdentifier(tok) {
 			out = keep(out, tok)
@@ -227,7 +228,8 @@ type Word struct {
 
 // Words returns the query terms of text with their forms, in order and
 // with repeats (a term counts as often as it is written): the words a
-// query would look for, identifiers whole.
+// query would look for, identifiers whole; of a JSON object or array,
+// those of its values (Values), never its keys.
 func Words(text string) []Word {
 	var out []Word
 	add := func(t, form string) {
@@ -235,7 +237,7 @@ func Words(text string) []Word {
 			out = append(out, Word{t, form})
 		}
 	}
-	for _, tok := range tokens(text) {
+	for _, tok := range tokens(Values(text)) {
 		tok = strings.ToLower(tok)
 		if isIdentifier(tok) {
 			add(tok, tok)
