@@ -32,6 +32,7 @@ func testSearchStatisticsPrivacy(t *testing.T, e *env) {
 		c := caller{alice, bob}
 		other := e.user("other", "alice", "fin")
 		mail := e.act(e.principal("acme", "mail", []string{"agent"}, []string{"tool:email"}, nil), "alice")
+		rev := e.act(e.principal("acme", "rev", []string{"reviewer"}, nil, nil), "")
 		invisible := func() {
 			if !hidden {
 				return
@@ -50,6 +51,16 @@ func testSearchStatisticsPrivacy(t *testing.T, e *env) {
 			q := e.remember(mail, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: "zephyr quokka ACCT-4242 marlin", Channel: "tool:email"})
 			if q.State != custody.StateQuarantined {
 				t.Fatalf("the email's fact is %s, want quarantined", q.State)
+			}
+			// Records alice could see once, indexed, then no more: bob's
+			// note shared with the tenant, which he retires, and (below)
+			// the older versions of alice's key, each replaced by a newer
+			// one after a search indexed it.
+			shared := e.remember(bob, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: "zephyr quokka marlin ledger for all",
+				Channel: custody.ChannelUser, Audience: custody.AudienceTenant})
+			e.ranked(alice, custody.SearchInput{Query: "zephyr", Mode: custody.ModeLexical})
+			if _, err := e.svc.Retire(e.ctx, rev, shared.ID, "withdrawn", false); err != nil {
+				t.Fatal(err)
 			}
 			soon := e.clock.Now().Add(time.Minute)
 			e.remember(alice, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: "zephyr heron quokka", Channel: custody.ChannelUser, ExpiresAt: &soon})
