@@ -3,9 +3,12 @@
 # servers built from this checkout. The TypeScript suite also checks that
 # clients/typescript/src/openapi.ts is what openapi-typescript makes of the
 # live server's OpenAPI document. The LangGraph.js store runs a real graph
-# on a server. Then drives custody mcp --memory-graph
-# and the reference MCP memory server with the same calls and compares the
-# graphs. Run it from the repository root:
+# on a server and answers as LangGraph's InMemoryStore does on generated
+# call sequences (fast-check). custody mcp --memory-graph and the reference
+# MCP memory server answer the same generated tool calls. Mem0's own client
+# (mem0ai's MemoryClient) runs against custody's /mem0 routes. With
+# CUSTODY_TEST_POSTGRES set (.ci/run sets it), the store's item tests also
+# run on PostgreSQL. Run it from the repository root:
 #   bash .ci/clients.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,3 +37,6 @@ echo "== LangGraph.js store on @custody/client"
 
 echo "== custody mcp --memory-graph against @modelcontextprotocol/server-memory"
 (cd memgraph/testdata/node && npm ci --no-audit --no-fund && node --test)
+
+echo "== Mem0's MemoryClient (mem0ai) against custody's /mem0 routes"
+(cd mem0api/testdata/node && npm ci --no-audit --no-fund && node --test)

@@ -64,11 +64,12 @@ func (s *Server) authenticated(h http.Handler, lim *limiter) http.Handler {
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header;
-// the scheme is case-insensitive.
+// the scheme is case-insensitive. "Token <token>", the scheme Mem0's
+// clients send (mem0api), is taken the same way.
 func bearer(header string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	if !ok || !(strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Token")) || token == "" {
 		return "", false
 	}
 	return token, true

@@ -107,6 +107,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rt route, er
 	}
 }
 
+// WriteError answers err as every route of the API does (its status and
+// JSON error body): for handlers mounted with Mount.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, route{}, err)
+}
+
 // writeJSONError writes the error body with status.
 func writeJSONError(w http.ResponseWriter, status int, code, message, field string) {
 	writeJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: message, Field: field}})

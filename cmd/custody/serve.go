@@ -16,6 +16,7 @@ import (
 	"github.com/custody-mem/custody/console"
 	"github.com/custody-mem/custody/httpapi"
 	"github.com/custody-mem/custody/mcpserver"
+	"github.com/custody-mem/custody/mem0api"
 	"github.com/custody-mem/custody/sqlite"
 )
 
@@ -115,6 +116,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	mcpSrv := mcpserver.New(svc, mcpserver.Options{Logger: logger, Principal: httpapi.PrincipalFrom, Gateway: g})
 	api.Mount("/mcp", mcpSrv.HTTPHandler())
+	m0 := mem0api.New(svc, mem0api.Options{Principal: httpapi.PrincipalFrom, WriteError: api.WriteError})
+	api.Mount(mem0api.Prefix+"/", http.StripPrefix(mem0api.Prefix, m0.Handler()))
 	api.MountPublic(console.Prefix, console.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
