@@ -31,7 +31,7 @@ func (s *Service) Namespaces(ctx context.Context, c *Caller, prefix, cursor stri
 			return nil, invalid("cursor", "the cursor is the last namespace of the previous page; %s", err.Error())
 		}
 	}
-	n, err := clampLimit(limit, DefaultNamespaceLimit, MaxNamespaceLimit)
+	n, err := checkLimit(limit, DefaultNamespaceLimit, MaxNamespaceLimit)
 	if err != nil {
 		return nil, err
 	}

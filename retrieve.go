@@ -52,7 +52,7 @@ func (s *Service) List(ctx context.Context, c *Caller, in ListInput) (*Page, err
 			return nil, err
 		}
 	}
-	limit, err := clampLimit(in.Limit, DefaultListLimit, MaxListLimit)
+	limit, err := checkLimit(in.Limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (s *Service) searchQuery(c *Caller, in SearchInput) (SearchQuery, error) {
 	if err := validFilters(in.Filters, ""); err != nil {
 		return SearchQuery{}, err
 	}
-	limit, err := clampLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
+	limit, err := checkLimit(in.Limit, DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
 		return SearchQuery{}, err
 	}
@@ -217,14 +217,17 @@ func (s *Service) mayInspect(c *Caller, r *Record) bool {
 	return r.Eligible(c.Subject.Name, c.Subject.Groups, s.now())
 }
 
-func clampLimit(n, def, max int) (int, error) {
+// checkLimit is the one limit rule of every surface (HTTP, MCP, the CLI,
+// the clients): no limit (0) is the default, 1 to max is that many, and
+// anything else is an error that says the bound, never quietly cut.
+func checkLimit(n, def, max int) (int, error) {
 	switch {
 	case n == 0:
 		return def, nil
 	case n < 0:
-		return 0, invalid("limit", "limit must be positive")
+		return 0, invalid("limit", "limit must be positive (got %d)", n)
 	case n > max:
-		return max, nil
+		return 0, invalid("limit", "limit must be at most %d (got %d)", max, n)
 	}
 	return n, nil
 }

@@ -62,7 +62,7 @@ func (s *Service) ReviewQueue(ctx context.Context, c *Caller, cursor string, lim
 	if !c.Principal.HasAny(RoleReviewer, RoleAdmin, RolePolicyOwner) {
 		return nil, "", forbidden("the review queue needs the reviewer, policy_owner or admin role")
 	}
-	limit, err := clampLimit(limit, DefaultListLimit, MaxListLimit)
+	limit, err := checkLimit(limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, "", err
 	}

@@ -45,7 +45,7 @@ type DecisionEntry struct {
 // MaxDecisionScan entries. next is where the next page starts (0: the
 // beginning of the log was reached).
 func (s *Service) Decisions(ctx context.Context, c *Caller, before uint64, limit int) (out []DecisionEntry, next uint64, err error) {
-	limit, err = clampLimit(limit, DefaultListLimit, MaxListLimit)
+	limit, err = checkLimit(limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, 0, err
 	}

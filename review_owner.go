@@ -80,7 +80,7 @@ func (s *Service) AwaitingConfirmation(ctx context.Context, c *Caller, cursor st
 	if err := ownerOnly(c, "the list of writes waiting for confirmation"); err != nil {
 		return nil, "", err
 	}
-	limit, err := clampLimit(limit, DefaultListLimit, MaxListLimit)
+	limit, err := checkLimit(limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, "", err
 	}
@@ -118,7 +118,7 @@ func (s *Service) HeldForOwner(ctx context.Context, c *Caller, cursor string, li
 	if err := ownerOnly(c, "the list of held writes"); err != nil {
 		return nil, "", err
 	}
-	limit, err := clampLimit(limit, DefaultListLimit, MaxListLimit)
+	limit, err := checkLimit(limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, "", err
 	}

@@ -50,6 +50,10 @@ class MemoriesTest(unittest.TestCase):
         # the history marks the version in force: the older one is superseded, its body withheld
         self.assertEqual([(h.version, h.body, h.state, h.superseded_by, h.withheld) for h in hist],
                          [(1, "", "admitted", 2, True), (2, "long answers please", "admitted", None, False)])
+        # one limit rule on every surface: above the maximum is refused, never cut
+        with self.assertRaises(custody.InvalidInput) as too_many:
+            alice.search("answers", limit=101)
+        self.assertIn("limit must be at most 100 (got 101)", too_many.exception.message)
         found = alice.search("answers", namespace="prefs")
         self.assertEqual(found[0].id, d2.id)
         self.assertIsNotNone(found[0].score)

@@ -56,6 +56,8 @@ describe('memories', () => {
     // the history marks the version in force: the older one is superseded, its body withheld
     assert.deepEqual((await alice.history(d2.id)).map((h) => [h.version, h.body, h.state, h.superseded_by ?? null]),
       [[1, '', 'admitted', 2], [2, 'long answers please', 'admitted', null]]);
+    // one limit rule on every surface: above the maximum is refused, never cut
+    await assert.rejects(alice.search({ query: 'answers', limit: 101 }), (e: Error) => e instanceof InvalidInputError && /limit must be at most 100 \(got 101\)/.test(e.message));
     const found = await alice.search({ query: 'answers', namespace: 'prefs' });
     assert.equal(found[0].id, d2.id);
     assert.equal(typeof found[0].score, 'number');
