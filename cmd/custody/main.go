@@ -45,6 +45,7 @@ var verbs = map[string]verb{
 	"mcp":       {"serve the MCP memory tools over stdio (on a store, or a running server with --url)", runMCP},
 	"erase":     {"erase a memory of your own, or every memory of a user (--all-of)", runErase},
 	"pause":     {"hold a writer's or a channel's writes for review: pause, pause list, pause resume ID", runPause},
+	"version":   {"print the version of this binary", runVersion},
 }
 
 func usage(w io.Writer) {

@@ -38,7 +38,7 @@ func runMemoryGraph(ctx context.Context, b memgraph.Backend, channel, session st
 	if err != nil {
 		return err
 	}
-	err = memgraph.NewServer(g, "1").Run(ctx, t)
+	err = memgraph.NewServer(g, binaryVersion()).Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -7,6 +7,8 @@
         print(r.body, r.authority, r.channel)
 """
 
+__version__ = "0.1.0"
+
 from .client import Client
 from .errors import (AdmissionUndecidable, BodyTooLarge, Conflict, CustodyError, Forbidden, GateRefused,
                      InvalidInput, NotFound, RateLimited, SubjectNotAllowed, Unauthenticated, Unavailable)
@@ -15,7 +17,7 @@ from .types import (Decision, Edge, ErasureReceipt, GateDecision, LogStatus, Pag
                     SearchResults, SessionInfo)
 
 __all__ = [
-    "Client", "Session", "wrap_tool",
+    "__version__", "Client", "Session", "wrap_tool",
     "Record", "SearchResults", "Decision", "GateDecision", "SessionInfo", "Page", "Edge",
     "Principal", "Rotated", "Pause", "ErasureReceipt", "LogStatus",
     "CustodyError", "InvalidInput", "Unauthenticated", "Forbidden", "SubjectNotAllowed", "NotFound",
