@@ -1167,6 +1167,7 @@ export interface components {
             /** Format: int64 */
             entries: number;
             origin: string;
+            oversize?: number[] | null;
             problem?: string;
             root?: string;
             tenant: string;
