@@ -19,7 +19,10 @@ fi
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-go run ./.ci/modproxy -dir "$TMP/proxy" -version v0.1.0-ci
+# The version names the commit: the module cache keeps every version it
+# has fetched, so a fixed one would install whatever tree was served first.
+ci_version="v0.1.0-ci.g$(git rev-parse --short=12 HEAD)"
+go run ./.ci/modproxy -dir "$TMP/proxy" -version "$ci_version"
 
 echo "== $cmd"
 # shellcheck disable=SC2086 # the documented command, split into words as a shell would
@@ -27,7 +30,7 @@ env GOPROXY="file://$TMP/proxy,$(go env GOPROXY)" GONOSUMDB=github.com/custody-m
 version=$("$TMP/bin/custody" version)
 echo "$version"
 case "$version" in
-  "custody v0.1.0-ci "*) ;;
+  "custody $ci_version "*) ;;
   *) echo "install.sh: the installed custody says '$version', not the version it was installed at" >&2; exit 1 ;;
 esac
 
