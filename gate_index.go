@@ -8,27 +8,50 @@ import (
 	"github.com/custody-mem/custody/canon"
 )
 
-// gateView is a text the gate compares argument values with, in every
-// canonical form at once: the runs of each of its fields (canon.Runs), and
-// the numbers and e-mail addresses they mention.
+// gateView is a text the gate compares argument values with, in each
+// canonical form as a value of that kind first asks for it: the runs of
+// each of its fields (canon.Runner), and the numbers and e-mail addresses
+// they mention. A call whose values are all accounts never reads the
+// numbers of fifty e-mails.
 type gateView struct {
-	runs  []canon.Runner
-	nums  []string
-	mails []string
+	fields      []string
+	runs        []canon.Runner
+	nums, mails []string
+	did         struct{ runs, nums, mails bool }
 }
 
 func newGateView(fields ...string) *gateView {
-	v := &gateView{}
-	for _, f := range fields {
-		if f == "" {
-			continue
+	return &gateView{fields: slices.DeleteFunc(slices.Clone(fields), func(f string) bool { return f == "" })}
+}
+
+func (v *gateView) runners() []canon.Runner {
+	if !v.did.runs {
+		for _, f := range v.fields {
+			v.runs = append(v.runs, canon.NewRunner(f))
 		}
-		v.runs = append(v.runs, canon.NewRunner(f))
-		v.nums = append(v.nums, canon.Amounts(f)...)
-		v.mails = append(v.mails, canon.Emails(f)...)
+		v.did.runs = true
 	}
-	v.nums, v.mails = uniq(v.nums), uniq(v.mails)
-	return v
+	return v.runs
+}
+
+func (v *gateView) amounts() []string {
+	if !v.did.nums {
+		for _, f := range v.fields {
+			v.nums = append(v.nums, canon.Amounts(f)...)
+		}
+		v.nums, v.did.nums = uniq(v.nums), true
+	}
+	return v.nums
+}
+
+func (v *gateView) emails() []string {
+	if !v.did.mails {
+		for _, f := range v.fields {
+			v.mails = append(v.mails, canon.Emails(f)...)
+		}
+		v.mails, v.did.mails = uniq(v.mails), true
+	}
+	return v.mails
 }
 
 // GateFields are the texts of a record the gate looks values up in:

@@ -64,16 +64,18 @@ func (f *finding) found() bool {
 }
 
 // sessionView is what the gate knows of the call's session: its
-// observations, each with its text in canonical forms, and the sources its
-// subject endorsed for the action.
+// observations, those of the highest authority first (the user's own
+// requests, which back values at once), each with its text in canonical
+// forms, and, read when first needed, the sources its subject endorsed
+// for the action.
 type sessionView struct {
 	obs      []*Observation
 	views    []*gateView
-	endorsed map[string]string // source_ref → the endorsement's reason
+	endorsed func() (map[string]string, error) // source_ref → the endorsement's reason
 }
 
 func (s *Service) sessionView(ctx context.Context, tx Tx, c *Caller, in GateInput, now time.Time) (*sessionView, error) {
-	sv := &sessionView{endorsed: map[string]string{}}
+	sv := &sessionView{endorsed: func() (map[string]string, error) { return nil, nil }}
 	if in.Session == "" {
 		return sv, nil
 	}
@@ -84,18 +86,27 @@ func (s *Service) sessionView(ctx context.Context, tx Tx, c *Caller, in GateInpu
 	if err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(obs, func(a, b *Observation) int { return int(b.Authority) - int(a.Authority) })
 	sv.obs = obs
 	for _, o := range obs {
 		sv.views = append(sv.views, newGateView(o.Text, o.SourceRef))
 	}
-	ends, err := tx.Endorsements(ctx, c.Tenant(), in.Session)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range ends {
-		if e.Covers(in.Action, now) {
-			sv.endorsed[e.SourceRef] = fmt.Sprintf("endorsed by %s for %s (log index %d)", e.Subject, strings.Join(e.Actions, ", "), e.LogIndex)
+	var endorsed map[string]string
+	sv.endorsed = func() (map[string]string, error) {
+		if endorsed != nil {
+			return endorsed, nil
 		}
+		ends, err := tx.Endorsements(ctx, c.Tenant(), in.Session)
+		if err != nil {
+			return nil, err
+		}
+		endorsed = map[string]string{}
+		for _, e := range ends {
+			if e.Covers(in.Action, now) {
+				endorsed[e.SourceRef] = fmt.Sprintf("endorsed by %s for %s (log index %d)", e.Subject, strings.Join(e.Actions, ", "), e.LogIndex)
+			}
+		}
+		return endorsed, nil
 	}
 	return sv, nil
 }
@@ -257,8 +268,14 @@ func (s *Service) find(ctx context.Context, tx Tx, c *Caller, a tracedArg, requi
 		if o.SourceRef != "" {
 			src = fmt.Sprintf("observation %s (%s, source %s)", o.ID, o.Channel, o.SourceRef)
 		}
-		if why, ok := sv.endorsed[o.SourceRef]; ok && auth < AuthorityUser {
-			auth, src = AuthorityUser, fmt.Sprintf("observation %s (%s, source %s %s)", o.ID, o.Channel, o.SourceRef, why)
+		if auth < required && auth < AuthorityUser && o.SourceRef != "" {
+			endorsed, err := sv.endorsed()
+			if err != nil {
+				return nil, err
+			}
+			if why, ok := endorsed[o.SourceRef]; ok {
+				auth, src = AuthorityUser, fmt.Sprintf("observation %s (%s, source %s %s)", o.ID, o.Channel, o.SourceRef, why)
+			}
 		}
 		if id, ok := strings.CutPrefix(o.SourceRef, "memory:"); ok && ValidID(id) {
 			f.records = append(f.records, id) // content a read of memory put in the context

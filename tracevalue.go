@@ -58,11 +58,11 @@ func (a tracedArg) fragments() []string {
 func (a tracedArg) in(v *gateView) bool {
 	switch a.kind {
 	case TraceAmount:
-		return slices.ContainsFunc(v.nums, func(n string) bool { return slices.Contains(a.nums, n) })
+		return slices.ContainsFunc(v.amounts(), func(n string) bool { return slices.Contains(a.nums, n) })
 	case TraceEmail:
-		return slices.ContainsFunc(v.mails, func(m string) bool { return slices.Contains(a.mails, m) })
+		return slices.ContainsFunc(v.emails(), func(m string) bool { return slices.Contains(a.mails, m) })
 	}
-	return slices.ContainsFunc(v.runs, func(r canon.Runner) bool { return r.Holds(a.ident) })
+	return slices.ContainsFunc(v.runners(), func(r canon.Runner) bool { return r.Holds(a.ident) })
 }
 
 // tracedArgs lists the argument values to trace. With declarations, an

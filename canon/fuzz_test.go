@@ -38,7 +38,10 @@ func FuzzCanonicalRuns(f *testing.F) {
 		}
 		// A text holds every value made of up to MaxRuns of its own
 		// consecutive runs, and Ident of such a value is those runs.
-		rs := Runner(runs)
+		rs := NewRunner(s)
+		if got := strings.Join(runs, ""); got != Ident(s) {
+			t.Fatalf("Ident(%q) = %q, want its runs joined %q", s, Ident(s), got)
+		}
 		for i := 0; i < len(runs) && i < 8; i++ {
 			id := strings.Join(runs[i:min(len(runs), i+MaxRuns)], "")
 			if !rs.Holds(id) {

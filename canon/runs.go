@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -49,13 +50,35 @@ func inRun(r rune) bool {
 
 // Ident is the canonical form of a text value or identifier: its runs
 // joined, folded ("XK05 1212–0123" is "xk0512120123").
-func Ident(s string) string { return strings.Join(Runs(s), "") }
+func Ident(s string) string { return NewRunner(s).stream }
 
-// Runner is a text split into runs once, to look several values up in.
-type Runner []string
+// Runner is a text split into runs once, to look several values up in:
+// its runs joined, and where each begins.
+type Runner struct {
+	stream string
+	starts []int // the offset of each run in stream, then len(stream)
+}
 
 // NewRunner splits text into its runs.
-func NewRunner(text string) Runner { return Runner(Runs(text)) }
+func NewRunner(text string) Runner {
+	f := Fold(text)
+	var b strings.Builder
+	b.Grow(len(f))
+	var starts []int
+	in := false
+	for _, r := range f {
+		if !inRun(r) {
+			in = false
+			continue
+		}
+		if !in {
+			starts = append(starts, b.Len())
+			in = true
+		}
+		b.WriteRune(r)
+	}
+	return Runner{stream: b.String(), starts: append(starts, b.Len())}
+}
 
 // Holds reports whether ident (an Ident) is a sequence of whole
 // consecutive runs of the text, at most MaxRuns of them: "acct7777" is in
@@ -64,20 +87,18 @@ func (rs Runner) Holds(ident string) bool {
 	if ident == "" {
 		return false
 	}
-	for i, r := range rs {
-		if !strings.HasPrefix(ident, r) {
-			continue
+	for from := 0; from < len(rs.stream); {
+		i := strings.Index(rs.stream[from:], ident)
+		if i < 0 {
+			return false
 		}
-		pos := len(r)
-		for j := i + 1; pos < len(ident) && j < len(rs) && j-i < MaxRuns; j++ {
-			if !strings.HasPrefix(ident[pos:], rs[j]) {
-				break
-			}
-			pos += len(rs[j])
-		}
-		if pos == len(ident) {
+		i += from
+		a, startOK := slices.BinarySearch(rs.starts, i)
+		b, endOK := slices.BinarySearch(rs.starts, i+len(ident))
+		if startOK && endOK && b-a <= MaxRuns {
 			return true
 		}
+		from = i + 1
 	}
 	return false
 }

@@ -33,15 +33,17 @@ func wordNumbers(f string) []string {
 		}
 		seq, counted = seq[:0], false
 	}
-	words := wordsOf(f)
-	for i, w := range words {
+	article := false // the previous word was "a", and no number had begun
+	eachWord(f, func(w string) {
+		a := article
+		article = false
 		switch {
 		case w == "":
 			flush() // punctuation other than a hyphen ends a number
-		case w == "a" && len(seq) == 0 && i+1 < len(words) && (words[i+1] == "hundred" || scaleWords[words[i+1]] > 0):
-			seq, counted = append(seq, "one"), true // "a thousand"
+		case a && len(seq) == 0 && (w == "hundred" || scaleWords[w] > 0):
+			seq, counted = append(seq, "one", w), true // "a thousand"
 		case isNumberWord(w):
-			if len(seq) == maxNumberWords {
+			if len(seq) >= maxNumberWords {
 				flush()
 			}
 			_, unit := unitWords[w]
@@ -50,22 +52,17 @@ func wordNumbers(f string) []string {
 			seq = append(seq, w)
 		default:
 			flush()
+			article = w == "a"
 		}
-	}
+	})
 	flush()
 	return out
 }
 
-func isNumberWord(w string) bool {
-	_, unit := unitWords[w]
-	_, scale := scaleWords[w]
-	return unit || scale || w == "hundred"
-}
-
-// wordsOf splits folded text into its ASCII words, with "" for every
-// mark that ends a number (anything but spaces and hyphens between words).
-func wordsOf(f string) []string {
-	var out []string
+// eachWord calls fn with each ASCII word of folded text, in order, and
+// with "" for every mark that ends a number (anything but spaces, line
+// breaks and hyphens between words).
+func eachWord(f string, fn func(string)) {
 	start := -1
 	for i := 0; i <= len(f); i++ {
 		c := byte(' ')
@@ -79,14 +76,19 @@ func wordsOf(f string) []string {
 			continue
 		}
 		if start >= 0 {
-			out = append(out, f[start:i])
+			fn(f[start:i])
 			start = -1
 		}
 		if c != ' ' && c != '-' && c != '\n' && c != '\t' && c != '\r' {
-			out = append(out, "")
+			fn("")
 		}
 	}
-	return out
+}
+
+func isNumberWord(w string) bool {
+	_, unit := unitWords[w]
+	_, scale := scaleWords[w]
+	return unit || scale || w == "hundred"
 }
 
 // readWords reads a sequence of number words: units and tens add up,
