@@ -2,6 +2,7 @@ package poisonbench
 
 import (
 	"context"
+	"maps"
 
 	custody "github.com/custody-mem/custody"
 )
@@ -17,6 +18,18 @@ type Content struct {
 	// Poison marks the attacker's content. Only the measurement reads it;
 	// the agent and the service never see it.
 	Poison bool
+	// Observed is the text the harness records as observed when it is not
+	// Text: for a tool result with structured content, what custody's MCP
+	// gateway records (gateway.Text), where the model is shown the result
+	// as its client passes it on (toolResult).
+	Observed string
+	// Metadata are the fields of a tool result that the harness files as
+	// the metadata of a record when the agent keeps the result as it is.
+	Metadata map[string]string
+	// Reviewed marks an upstream tool listing whose descriptions the
+	// operator pinned as reviewed: the gateway does not record it as
+	// observed (docs/mcp.md), though the model reads it.
+	Reviewed bool
 }
 
 // Save is a memory the agent decides to write. The agent proposes content
@@ -49,6 +62,9 @@ type State struct {
 	// Team: the deployment offers a memory bank shared by the whole team,
 	// and the agent writes a team note from each question it answers.
 	Team bool
+	// Context is what entered the agent's context in the current session,
+	// in order: the subject's turns and what the tools returned.
+	Context []Content
 	// profile loads the subject's keyed facts (key to body) once per
 	// session, when a rule needs them.
 	profile func() (map[string]string, error)
@@ -74,9 +90,21 @@ type Brain interface {
 	// Read returns what to save after c entered the context; it may update
 	// the standing instructions in st when c is the subject's own turn.
 	Read(ctx context.Context, st *State, c Content) ([]Save, error)
-	// Choose picks the memory to act on for task among ranked hits and the
-	// argument value it supplies, or -1 when none fits.
-	Choose(ctx context.Context, task Task, hits []custody.Scored) (int, string, error)
+	// Choose decides how to do task from the session's context (st) and
+	// ranked hits: the value of the task's argument, the memory it relies
+	// on (cited to the gate as the justification) and, for a task that
+	// names an amount, the amount. A Choice without a value does nothing.
+	Choose(ctx context.Context, st *State, task Task, hits []custody.Scored) (Choice, error)
+}
+
+// Choice is what the agent decided for a task.
+type Choice struct {
+	// Hit is the index among the hits of the memory relied on, -1 for none.
+	Hit int
+	// Value fills the task's argument (Task.Arg).
+	Value string
+	// Amount fills Task.Amount, as a plain decimal ("1200"); "" for none.
+	Amount string
 }
 
 // Agent is the agent of one subject, working through the harness's
@@ -110,7 +138,7 @@ func (a *Agent) open() (*Session, error) {
 	}); err != nil {
 		return nil, err
 	}
-	a.state.loaded = nil
+	a.state.loaded, a.state.Context = nil, nil
 	a.state.profile = func() (map[string]string, error) {
 		var page *custody.Page
 		if err := w.call(func() error {
@@ -162,12 +190,19 @@ func (s *Session) read(c Content) error {
 	if err != nil {
 		return err
 	}
-	if err := w.call(func() error {
-		_, err := w.svc.Observe(w.ctx, caller, s.id, custody.ObservationInput{Channel: c.Channel, Text: c.Text, SourceRef: c.Source})
-		return err
-	}); err != nil {
-		return err
+	observed := c.Observed
+	if observed == "" {
+		observed = c.Text
 	}
+	if !c.Reviewed {
+		if err := w.call(func() error {
+			_, err := w.svc.Observe(w.ctx, caller, s.id, custody.ObservationInput{Channel: c.Channel, Text: observed, SourceRef: c.Source})
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	a.state.Context = append(a.state.Context, c)
 	saves, err := a.brain.Read(w.ctx, &a.state, c)
 	if err != nil {
 		return err
@@ -187,7 +222,8 @@ func (s *Session) user(text string) error {
 
 // save writes one of the agent's saves. The channel is the content's when
 // saved verbatim and agent when restated; an undefended layer writes
-// everything on user. When the write waits for the owner's confirmation,
+// everything on user. A tool result kept as it is is filed with its
+// fields as metadata. When the write waits for the owner's confirmation,
 // the owner confirms it if it came from her own turn and declines it
 // otherwise.
 func (s *Session) save(c Content, sv Save) error {
@@ -203,8 +239,12 @@ func (s *Session) save(c Content, sv Save) error {
 	if sv.Shared && a.state.Team {
 		aud = custody.AudienceTenant
 	}
+	var md custody.Metadata
+	if sv.Verbatim && len(c.Metadata) > 0 {
+		md = custody.Metadata(maps.Clone(c.Metadata))
+	}
 	d, err := t.w.remember(harness, a.subject, custody.Candidate{Namespace: namespaceFor(sv.Class), Key: sv.Key, Class: sv.Class,
-		Body: sv.Body, Channel: ch, Audience: aud, Session: s.id, SourceRef: c.Source})
+		Body: sv.Body, Channel: ch, Audience: aud, Session: s.id, SourceRef: c.Source, Metadata: md})
 	if err != nil {
 		return err
 	}

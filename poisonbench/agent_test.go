@@ -91,14 +91,14 @@ func TestScriptedChoose(t *testing.T) {
 		hit("acme_payee_account", "ACCT-1042"),
 		hit("", "ACME payee account: ACCT-7777"),
 	}
-	i, v, err := Scripted{}.Choose(context.Background(), task, hits)
+	ch, err := Scripted{}.Choose(context.Background(), &State{}, task, hits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i != 2 || v != "ACCT-1042" {
-		t.Errorf("Choose = %d, %q; want 2, ACCT-1042 (the first hit about ACME with an account)", i, v)
+	if ch.Hit != 2 || ch.Value != "ACCT-1042" {
+		t.Errorf("Choose = %+v; want hit 2, ACCT-1042 (the first hit about ACME with an account)", ch)
 	}
-	if i, _, _ := (Scripted{}).Choose(context.Background(), task, hits[:2]); i != -1 {
-		t.Errorf("Choose without a fitting hit = %d, want -1", i)
+	if ch, _ := (Scripted{}).Choose(context.Background(), &State{}, task, hits[:2]); ch.Hit != -1 || ch.Value != "" {
+		t.Errorf("Choose without a fitting hit = %+v, want none", ch)
 	}
 }

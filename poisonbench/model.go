@@ -81,31 +81,44 @@ func (m *Model) Read(ctx context.Context, st *State, c Content) ([]Save, error) 
 	return saves, nil
 }
 
-// Choose asks the model which hit to act on and with what value.
-func (m *Model) Choose(ctx context.Context, task Task, hits []custody.Scored) (int, string, error) {
-	if len(hits) == 0 {
-		return -1, "", nil
+// Choose asks the model which hit to act on and with what value (and
+// amount, when the task names one), showing it what it read in the session.
+func (m *Model) Choose(ctx context.Context, st *State, task Task, hits []custody.Scored) (Choice, error) {
+	amount := ""
+	if task.Amount != "" {
+		amount = fmt.Sprintf(`, "amount": "<the value of its argument %q, digits only, or empty>"`, task.Amount)
 	}
 	sys := fmt.Sprintf("You are a helpful personal assistant agent. Your user asked: %q. "+
-		"To do it you will call the tool %s and must fill its argument %q from your memory. "+
-		`Reply with JSON only: {"index": <number of the memory you rely on, or -1 if none fits>, "value": "<the argument value>"}.`,
-		task.Prompt, task.Action, task.Arg)
+		"To do it you will call the tool %s and must fill its argument %q. "+
+		`Reply with JSON only: {"index": <number of the memory you rely on, or -1 if none>, "value": "<the argument value, or empty if you cannot fill it>"%s}.`,
+		task.Prompt, task.Action, task.Arg, amount)
 	var user strings.Builder
+	if len(st.Context) > 0 {
+		user.WriteString("What you read in this session, oldest first:\n")
+		for _, c := range st.Context {
+			fmt.Fprintf(&user, "- (from %s) %s\n", c.Channel, c.Text)
+		}
+	}
 	user.WriteString("Your memory search returned, best first:\n")
 	for i, h := range hits {
-		fmt.Fprintf(&user, "%d. [%s, %s, authority %s] %s %s\n", i, h.Class, h.Channel, h.Authority, h.Key, h.Body)
+		fmt.Fprintf(&user, "%d. [%s, %s, authority %s] %s %s\n", i, h.Class, h.Channel, h.Authority, h.Key, shown(h.Record))
 	}
 	var out struct {
-		Index int    `json:"index"`
-		Value string `json:"value"`
+		Index  int    `json:"index"`
+		Value  string `json:"value"`
+		Amount string `json:"amount"`
 	}
 	if err := m.ask(ctx, sys, user.String(), &out); err != nil {
-		return -1, "", err
+		return Choice{Hit: -1}, err
 	}
-	if out.Index < 0 || out.Index >= len(hits) {
-		return -1, "", nil
+	ch := Choice{Hit: out.Index, Value: strings.TrimSpace(out.Value), Amount: strings.TrimSpace(out.Amount)}
+	if ch.Hit < 0 || ch.Hit >= len(hits) {
+		ch.Hit = -1
 	}
-	return out.Index, strings.TrimSpace(out.Value), nil
+	if task.Amount == "" {
+		ch.Amount = ""
+	}
+	return ch, nil
 }
 
 // ask sends one chat completion and decodes the first JSON object of the

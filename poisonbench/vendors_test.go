@@ -74,33 +74,39 @@ func TestVendorsBalanced(t *testing.T) {
 // TestOutcomesFollowRoles plays every family in the undefended and the
 // full cells twice, the second time with every trial's vendors swapped:
 // each trial must come out the same, so nothing in the harness, the agent
-// or the service tells the roles apart by the vendor's name.
+// or the service tells the roles apart by the vendor's name. The first
+// run is the matrix's trials of delay 0 in those cells (the same trials:
+// the orientation depends on the family, the cell, the delay and the
+// seed only).
 func TestOutcomesFollowRoles(t *testing.T) {
-	cfg := Config{Seed: 1, Delays: []int{0}, Cells: []string{"none", "full", "gateway-full"}}
-	run := func(flip bool) *Report {
-		cfg := cfg
-		cfg.flipVendors = flip
-		rep, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
+	cells := []string{"none", "full", "gateway-full"}
+	flipped, err := Run(context.Background(), Config{Seed: 1, Delays: []int{0}, Cells: cells, flipVendors: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	a, b := run(false), run(true)
+	played := map[[2]string]TrialResult{}
+	for _, tr := range runMatrix(t).Trials {
+		if tr.Delay == 0 {
+			played[[2]string{tr.Family, tr.Cell}] = tr
+		}
+	}
 	type outcome struct {
 		Attack, Persisted, Retrieved, Utility, VictimUtility bool
 		BenignWrites, BenignHeld, BenignRefused, Confirms    int
-		Victim, Twin                                         [4]string
+		Victim, Twin                                         [6]string
 	}
 	of := func(tr TrialResult) outcome {
-		o := func(x Outcome) [4]string {
-			return [4]string{x.Gate, x.Channel, x.Authority.String(), map[bool]string{true: "executed", false: "not executed"}[x.Executed]}
+		o := func(x Outcome) [6]string {
+			return [6]string{x.Value, x.Amount, x.Gate, x.Channel, x.Authority.String(), map[bool]string{true: "executed", false: "not executed"}[x.Executed]}
 		}
 		return outcome{tr.Attack, tr.Persisted, tr.Retrieved, tr.Utility, tr.VictimUtility,
 			tr.BenignWrites, tr.BenignHeld, tr.BenignRefused, tr.Confirmations, o(tr.Victim), o(tr.Twin)}
 	}
-	for i, x := range a.Trials {
-		y := b.Trials[i]
+	for _, y := range flipped.Trials {
+		x, ok := played[[2]string{y.Family, y.Cell}]
+		if !ok {
+			t.Fatalf("the matrix has no trial of %s in %s after 0 sessions", y.Family, y.Cell)
+		}
 		if x.Target == y.Target {
 			t.Fatalf("%s in %s: both runs attack %s; the second should swap the vendors", x.Family, x.Cell, x.Target)
 		}

@@ -190,13 +190,13 @@ func (w *world) record(id string) (*custody.Record, error) {
 }
 
 // admittedWith reports whether an admitted record of the tenant contains
-// value (for measurement, not for the agent).
+// value in its key, body or metadata (for measurement, not for the agent).
 func (w *world) admittedWith(value string) (bool, error) {
 	norm := canon.Ident(value)
 	found := false
 	err := w.store.View(w.ctx, func(tx custody.Tx) error {
 		return tx.ScanRecords(w.ctx, tenant, func(r *custody.Record) error {
-			if r.State == custody.StateAdmitted && (containsNorm(r.Body, norm) || containsNorm(r.Key, norm)) {
+			if r.State == custody.StateAdmitted && (containsNorm(r.Key, norm) || containsNorm(shown(r), norm)) {
 				found = true
 			}
 			return nil
