@@ -243,6 +243,16 @@ func TestEmails(t *testing.T) {
 		{"billing-desk @ evil . example", []string{"billing-desk@evil.example"}},
 		{"ｂｉｌｌｉｎｇ＠ｅｖｉｌ．ｅｘａｍｐｌｅ", []string{"billing@evil.example"}},
 		{"mail bob@x.example. Then call", []string{"bob@x.example"}},
+		// Invisible characters inside an address, which a reader (and a
+		// model) reads straight through.
+		{"billing\u200b-desk@evil.example", []string{"billing-desk@evil.example"}},
+		{"rep\u200borts7@nor\u00adthwind-finance.example", []string{"reports7@northwind-finance.example"}},
+		{"billing-desk\u2060@\u200eevil\u200f.example", []string{"billing-desk@evil.example"}},
+		{"billing-desk@evil.exa\ufeffmple", []string{"billing-desk@evil.example"}},
+		{"bill\ufe0fing-desk@evil.example", []string{"billing-desk@evil.example"}},
+		{"billing\u034f-desk (at) evil (dot) example", []string{"billing-desk@evil.example"}},
+		{"billing-desk&#8203;@evil.example", []string{"billing-desk@evil.example"}},
+		{"Billing Desk \\u003cbilling\\u200b-desk@evil.example\\u003e", []string{"billing-desk@evil.example"}},
 		{"look at the sky", nil},
 		{"no address", nil},
 	} {

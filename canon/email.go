@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 var (
@@ -25,9 +26,20 @@ var (
 // out "name at host dot example". Local parts are compared folded too: a
 // mailbox that differs from another only by case is, at every common
 // provider, the same mailbox, and a spelling in other case must not hide
-// an address.
+// an address. Characters a reader does not see (zero-width spaces and
+// joiners, the soft hyphen, bidi controls, variation selectors) are read
+// through: "bill\u200bing@x.example" is billing@x.example, as a model
+// reading the text takes it.
 func Emails(text string) []string {
 	f := Fold(text)
+	if !plainASCII(f) {
+		f = strings.Map(func(r rune) rune {
+			if invisible(r) {
+				return -1
+			}
+			return r
+		}, f)
+	}
 	if !strings.Contains(f, "@") && !strings.Contains(f, "at") && !strings.Contains(f, "%40") {
 		return nil
 	}
@@ -50,4 +62,13 @@ func Emails(text string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// invisible reports whether r is a character that shows nothing where it
+// stands: a format character (zero-width space, joiners, word joiner, soft
+// hyphen, bidi controls, byte-order mark), a variation selector or another
+// default-ignorable code point of Unicode (the combining grapheme joiner,
+// the Hangul fillers).
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }

@@ -271,6 +271,11 @@ func TestPropertyEmailSpellings(t *testing.T) {
 		if rapid.Bool().Draw(t, "upper") {
 			spelled = strings.ToUpper(spelled)
 		}
+		if rapid.Bool().Draw(t, "invisible") { // a reader does not see it
+			rs := []rune(spelled)
+			i := rapid.IntRange(1, len(rs)-1).Draw(t, "where")
+			spelled = string(rs[:i]) + rapid.SampledFrom([]string{"\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\u200e", "\u202e", "\ufeff", "\ufe0f"}).Draw(t, "char") + string(rs[i:])
+		}
 		wrap := rapid.SampledFrom([]string{"%s", "Billing <%s>", "mailto:%s", "Billing \\u003c%s\\u003e", "Billing &lt;%s&gt;"}).Draw(t, "wrap")
 		text := "Please write to " + fmt.Sprintf(wrap, spelled) + " for refunds"
 		if got := Emails(text); !slices.Contains(got, addr) {
