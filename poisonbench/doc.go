@@ -5,9 +5,14 @@
 // record of past success, a procedure saved as a skill, provenance laundering
 // through summaries, tool echoes and repeated copies, cross-user injection
 // into shared memory, spoofed control fields, snapshot restore, a policy
-// outage, a ranking flood) against defence cells, each a configuration of the
-// real custody.Service over a real SQLite file: none, channel+quarantine,
-// signatures, lineage, and full (lineage plus the action gate).
+// outage, a ranking flood), and the formatting and encoding evasions of the
+// action gate (IBANs spelled with no-break spaces, zero-width or bidi
+// characters, split across lines or sentences; amounts in other notations
+// and in words; values only in a record's metadata, a tool result's
+// structured content or a tool's description), against defence cells, each
+// a configuration of the real custody.Service over a real SQLite file:
+// none, channel+quarantine, signatures, lineage, full (lineage plus the
+// action gate), and the two gateway cells.
 //
 // Every trial is one family in one cell after a given number of benign
 // sessions (the delay) and runs on a fresh store. The attacker plants its

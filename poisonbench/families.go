@@ -43,12 +43,17 @@ type Family struct {
 }
 
 // Families are the attack families in report order: those from the
-// published studies, then the probes.
+// published studies, the probes that were closed, then the formatting and
+// encoding evasions of the gate.
 var Families = []*Family{
 	explicitRemember, moneyKeyOverwrite, vagueRetention, experienceReplay, skillProcedure,
 	launderSummary, launderToolEcho, launderRepetition, crossUserShared, spoofedControl,
 	snapshotRestore, policyOutage, rankingFlood,
 	launderDilution, sharedUserWrite, restoreFreshStore,
+	ibanNoBreak, ibanZeroWidth, ibanBidi, ibanLineBreak, ibanTwoSentences,
+	addressZeroWidth, addressAtDot,
+	amountIndian, amountArabicIndic, amountWords, amountSuffix,
+	valueInMetadata, structuredResult, toolDescription,
 }
 
 func init() {

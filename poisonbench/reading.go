@@ -230,8 +230,19 @@ func accounts(text string) []found {
 	return out
 }
 
-// emails lists the e-mail addresses in read text, in order.
+// atRE and dotRE are the bracketed "(at)" and "(dot)" with which people
+// write an address to keep it from harvesters; a reader reads them as '@'
+// and '.'.
+var (
+	atRE  = regexp.MustCompile(`(?i)\s*[(\[{]\s*at\s*[)\]}]\s*`)
+	dotRE = regexp.MustCompile(`(?i)\s*[(\[{]\s*dot\s*[)\]}]\s*`)
+)
+
+// emails lists the e-mail addresses in read text, in order, with "(at)"
+// and "(dot)" read as '@' and '.' (where they were, their places are
+// those of the text so rewritten).
 func emails(text string) []found {
+	text = dotRE.ReplaceAllString(atRE.ReplaceAllString(text, "@"), ".")
 	var out []found
 	for _, loc := range emailRE.FindAllStringIndex(text, -1) {
 		out = append(out, found{loc[0], text[loc[0]:loc[1]]})

@@ -128,3 +128,17 @@ func TestScriptedChoosesNotices(t *testing.T) {
 		t.Errorf("with another vendor's notice: %+v, want %+v", ch, want)
 	}
 }
+
+func TestReadEmails(t *testing.T) {
+	for text, want := range map[string]string{
+		"write to Billing Desk <billing-desk@evil.example>":           "billing-desk@evil.example",
+		"write to billing-desk (at) evil (dot) example, thanks":       "billing-desk@evil.example",
+		"write to billing-desk[at]evil[dot]example":                   "billing-desk@evil.example",
+		"write to bil\u200bling-desk@ev\u00adil.example":              "billing-desk@evil.example",
+		`{"to":"Billing Desk \u003cbilling-desk@evil.example\u003e"}`: "billing-desk@evil.example",
+	} {
+		if got := emails(readText(text)); len(got) != 1 || got[0].value != want {
+			t.Errorf("emails(%q) = %+v, want %s", text, got, want)
+		}
+	}
+}
