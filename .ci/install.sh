@@ -17,11 +17,21 @@ if [ -z "$cmd" ]; then
   exit 1
 fi
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 # The version names the commit: the module cache keeps every version it
 # has fetched, so a fixed one would install whatever tree was served first.
+# The served version is taken out of the module cache again at exit.
 ci_version="v0.1.0-ci.g$(git rev-parse --short=12 HEAD)"
+TMP=$(mktemp -d)
+cleanup() {
+  rm -rf "$TMP"
+  local cache
+  cache=$(go env GOMODCACHE)
+  if [ -d "$cache/github.com/custody-mem/custody@$ci_version" ]; then
+    chmod -R u+w "$cache/github.com/custody-mem/custody@$ci_version"
+  fi
+  rm -rf "$cache/github.com/custody-mem/custody@$ci_version" "$cache/cache/download/github.com/custody-mem/custody/@v/$ci_version".*
+}
+trap cleanup EXIT
 go run ./.ci/modproxy -dir "$TMP/proxy" -version "$ci_version"
 
 echo "== $cmd"
