@@ -122,6 +122,30 @@ func (s *Service) checkpoint(ctx context.Context, tenant string, accept bool) ([
 	return msg, nil
 }
 
+// SignTree signs a checkpoint of tenant's log as it is now, without
+// storing or publishing it: what is sent to a witness to learn what it
+// holds before the server publishes anything. ErrNotFound for an empty
+// log.
+func (s *Service) SignTree(ctx context.Context, tenant string) ([]byte, error) {
+	log := LogOf(s.store, tenant)
+	size, err := log.Size(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("%w: %s's log is empty", ErrNotFound, tenant)
+	}
+	root, err := tlog.RootHash(ctx, log, size)
+	if err != nil {
+		return nil, err
+	}
+	signer, _, err := s.noteKeys(tenant)
+	if err != nil {
+		return nil, err
+	}
+	return tlog.SignCheckpoint(tlog.Checkpoint{Origin: s.LogOrigin(tenant), Size: size, Root: root}, signer)
+}
+
 // OpenCheckpoint verifies a signed checkpoint of tenant's log.
 func (s *Service) OpenCheckpoint(tenant string, msg []byte) (tlog.Checkpoint, error) {
 	_, v, err := s.noteKeys(tenant)

@@ -6,9 +6,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/custody-mem/custody/tlog"
+	"github.com/custody-mem/custody/witness"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -30,10 +33,36 @@ var ErrLogInconsistent = errors.New("the server's log is not an extension of the
 type Pin struct {
 	c        *Client
 	verifier note.Verifier
+	opts     PinOptions
 
 	mu   sync.Mutex
 	cp   *tlog.Checkpoint // nil until the first checkpoint
 	note []byte
+}
+
+// ErrNotWitnessed is returned by Pin.Checkpoint when the server's
+// checkpoint does not meet the witness policy of PinOptions: too few of
+// the policy's witnesses cosigned it, or their cosignatures are older
+// than MaxAge (a server frozen on an old checkpoint).
+var ErrNotWitnessed = errors.New("the server's checkpoint does not meet the witness policy")
+
+// DefaultMaxAge is how old the cosignatures a witness policy counts may
+// be: a server refreshes them hourly (witness.DefaultRefresh) even when
+// its log does not grow.
+const DefaultMaxAge = 24 * time.Hour
+
+// PinOptions configure a Pin. The zero value accepts every checkpoint
+// signed by the log's key.
+type PinOptions struct {
+	// Policy, if set, is the C2SP witness policy a checkpoint must meet
+	// to be accepted (witness.ParsePolicy): with a policy, the server
+	// answers its current checkpoint, the newest one that met its own.
+	Policy *witness.Policy
+	// MaxAge bounds the age of the cosignatures that count toward the
+	// policy (default DefaultMaxAge; negative: any age).
+	MaxAge time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
 }
 
 // NewPin returns a pin of c's server log. verifierKey is the text form of
@@ -42,11 +71,26 @@ type Pin struct {
 // not empty, is a checkpoint pinned earlier (Note): it must verify under
 // the key.
 func NewPin(c *Client, verifierKey string, saved []byte) (*Pin, error) {
+	return NewPinWith(c, verifierKey, saved, PinOptions{})
+}
+
+// NewPinWith is NewPin with options: a witness policy every checkpoint
+// must meet, with cosignatures no older than MaxAge.
+func NewPinWith(c *Client, verifierKey string, saved []byte, opts PinOptions) (*Pin, error) {
+	if opts.MaxAge == 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	v, err := note.NewVerifier(verifierKey)
 	if err != nil {
 		return nil, fmt.Errorf("custody client: checkpoint verifier key %q: %w (use the key custody serve prints, origin+hash+base64)", verifierKey, err)
 	}
-	p := &Pin{c: c, verifier: v}
+	if opts.Policy != nil && len(opts.Policy.Logs) > 0 && !slices.Contains(opts.Policy.Logs, verifierKey) {
+		return nil, fmt.Errorf("custody client: the witness policy lists logs, and not the log of the key %q", verifierKey)
+	}
+	p := &Pin{c: c, verifier: v, opts: opts}
 	if len(saved) > 0 {
 		cp, err := tlog.OpenCheckpoint(saved, v.Name(), v)
 		if err != nil {
@@ -90,6 +134,15 @@ func (p *Pin) Checkpoint(ctx context.Context) (tlog.Checkpoint, error) {
 	cp, err := tlog.OpenCheckpoint(msg, p.verifier.Name(), p.verifier)
 	if err != nil {
 		return tlog.Checkpoint{}, fmt.Errorf("custody client: the server's checkpoint does not verify under the verifier key: %w", err)
+	}
+	if pol := p.opts.Policy; pol != nil {
+		var notBefore time.Time
+		if p.opts.MaxAge > 0 {
+			notBefore = p.opts.Now().Add(-p.opts.MaxAge)
+		}
+		if err := pol.Met(msg, notBefore); err != nil {
+			return tlog.Checkpoint{}, fmt.Errorf("%w: %w", ErrNotWitnessed, err)
+		}
 	}
 	if old := p.cp; old != nil {
 		if err := p.consistent(ctx, *old, cp); err != nil {

@@ -129,15 +129,24 @@ type ConsistencyProofResponse struct {
 }
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
+	latest := false
+	if v := r.URL.Query().Get("latest"); v != "" {
+		var err error
+		if latest, err = strconv.ParseBool(v); err != nil {
+			return badRequest("invalid_input", "latest", fmt.Sprintf("latest=%q must be true or false", v))
+		}
+	}
 	c, err := s.queryCaller(r)
 	if err != nil {
 		return err
 	}
-	note, err := s.svc.Checkpoint(r.Context(), c.Tenant())
-	if err != nil {
-		return err
+	var note []byte
+	if s.gated() && !latest {
+		note, err = s.currentCheckpoint(r.Context(), c.Tenant())
+	} else if note, err = s.svc.Checkpoint(r.Context(), c.Tenant()); err == nil {
+		note, err = s.withCosignatures(r.Context(), note)
 	}
-	if note, err = s.withCosignatures(r.Context(), note); err != nil {
+	if err != nil {
 		return err
 	}
 	h := w.Header()

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/witness"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -93,6 +94,11 @@ type Options struct {
 	// at once (see connLimit). Default DefaultMaxConnsPerAddr; negative
 	// turns the cap off.
 	MaxConnsPerAddr int
+	// WitnessPolicy, if set and not quorum none, is the installation's
+	// C2SP witness policy: the checkpoint served as a log's current one
+	// (/log/<ID>/checkpoint, GET /v1/log/checkpoint) is the newest whose
+	// cosignatures met it (see cosign.go). Nil: the newest checkpoint.
+	WitnessPolicy *witness.Policy
 	// Registry receives the server's metrics. Default: a fresh registry
 	// (with the Go and process collectors). /metrics serves it when it is
 	// also a prometheus.Gatherer, else prometheus.DefaultGatherer.

@@ -35,6 +35,7 @@ func (s *Server) handleTiles() {
 		h       http.Handler
 	}{
 		{"GET " + TilesPrefix + "{log}/checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
+		{"GET " + TilesPrefix + "{log}/latest-checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
 		{"GET " + TilesPrefix + "{log}/tile/{path...}", s.addressLimited(http.HandlerFunc(s.tile))},
 		{"GET " + TilesPrefix + "{log}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter)},
 	} {
@@ -63,7 +64,11 @@ func (s *Server) tileCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.tileError(w, r, err)
 		return
 	}
-	note, err := s.tileLog().Checkpoint(r.Context(), tenant)
+	current := s.currentCheckpoint
+	if strings.HasSuffix(r.URL.Path, "/latest-checkpoint") {
+		current = s.latestCheckpoint
+	}
+	note, err := current(r.Context(), tenant)
 	if err != nil {
 		s.tileError(w, r, err)
 		return

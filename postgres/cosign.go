@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/custody-mem/custody/witness"
+	"github.com/jackc/pgx/v5"
 )
 
 var _ witness.Store = (*Store)(nil)
@@ -34,5 +36,27 @@ func (s *Store) SaveWitnessState(ctx context.Context, origin, vkey string, st wi
 	_, err := s.pool.Exec(ctx, `INSERT INTO witness_cosignatures (origin, witness, size, cosigned, signature) VALUES ($1, $2, $3, $4, $5)
  ON CONFLICT (origin, witness) DO UPDATE SET size = excluded.size, cosigned = excluded.cosigned, signature = excluded.signature`,
 		origin, vkey, int64(st.Size), int64(st.Cosigned), st.Signature)
+	return classify(err)
+}
+
+var _ witness.Published = (*Store)(nil)
+
+// PublishedCheckpoint returns the newest checkpoint of the log of origin
+// that met the witness policy, nil if none.
+func (s *Store) PublishedCheckpoint(ctx context.Context, origin string) ([]byte, error) {
+	var note []byte
+	err := s.pool.QueryRow(ctx, `SELECT note FROM published_checkpoints WHERE origin = $1`, origin).Scan(&note)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return note, classify(err)
+}
+
+// SavePublished records note, a checkpoint of size of the log of origin
+// that met the witness policy, unless a larger one is recorded.
+func (s *Store) SavePublished(ctx context.Context, origin string, size uint64, note []byte) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO published_checkpoints (origin, size, note) VALUES ($1, $2, $3)
+ ON CONFLICT (origin) DO UPDATE SET size = excluded.size, note = excluded.note WHERE excluded.size >= published_checkpoints.size`,
+		origin, int64(size), note)
 	return classify(err)
 }

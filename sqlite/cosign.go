@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/witness"
@@ -36,5 +38,28 @@ func (s *Store) SaveWitnessState(ctx context.Context, origin, vkey string, st wi
 		return tx.(*txn).exec(ctx, `INSERT INTO witness_cosignatures (origin, witness, size, cosigned, signature) VALUES (?,?,?,?,?)
  ON CONFLICT (origin, witness) DO UPDATE SET size = excluded.size, cosigned = excluded.cosigned, signature = excluded.signature`,
 			origin, vkey, st.Size, st.Cosigned, st.Signature)
+	})
+}
+
+var _ witness.Published = (*Store)(nil)
+
+// PublishedCheckpoint returns the newest checkpoint of the log of origin
+// that met the witness policy, nil if none.
+func (s *Store) PublishedCheckpoint(ctx context.Context, origin string) ([]byte, error) {
+	var note []byte
+	err := s.reader().QueryRowContext(ctx, `SELECT note FROM published_checkpoints WHERE origin = ?`, origin).Scan(&note)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return note, err
+}
+
+// SavePublished records note, a checkpoint of size of the log of origin
+// that met the witness policy, unless a larger one is recorded.
+func (s *Store) SavePublished(ctx context.Context, origin string, size uint64, note []byte) error {
+	return s.Update(ctx, func(tx custody.Tx) error {
+		return tx.(*txn).exec(ctx, `INSERT INTO published_checkpoints (origin, size, note) VALUES (?,?,?)
+ ON CONFLICT (origin) DO UPDATE SET size = excluded.size, note = excluded.note WHERE excluded.size >= published_checkpoints.size`,
+			origin, size, note)
 	})
 }

@@ -65,7 +65,9 @@ import (
 // copy of the search index, refuses a version 23 one. It also indexes
 // again each record whose body is a JSON object or array, by its values
 // (internal/lexical.Values: its keys are no longer terms).
-const schemaVersion = 23
+// Version 24 adds published_checkpoints (empty in an older database: a
+// server with a witness policy publishes again once its witnesses cosign).
+const schemaVersion = 24
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

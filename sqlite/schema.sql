@@ -343,6 +343,14 @@ CREATE TABLE IF NOT EXISTS witness_cosignatures (
   signature TEXT NOT NULL,
   PRIMARY KEY (origin, witness)
 );
+-- The newest checkpoint of each log that met the witness policy, with the
+-- cosignatures that met it (schema 24): what is served as the log's
+-- current checkpoint when the server has a policy.
+CREATE TABLE IF NOT EXISTS published_checkpoints (
+  origin TEXT PRIMARY KEY,
+  size   INTEGER NOT NULL,
+  note   BLOB NOT NULL
+);
 -- The principals version (schema 16): one number, changed by the same
 -- transaction as any change to a principal's row, by custody or anyone
 -- else. A server keeps the principals it has authenticated for as long

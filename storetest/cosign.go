@@ -41,3 +41,44 @@ func testWitnessStates(t *testing.T, e *env) {
 		t.Fatalf("states of another origin = %v, %v; want none", other, err)
 	}
 }
+
+// testPublishedCheckpoints pins the published checkpoints: one per log
+// origin, replaced by one of the same or a larger size (fresher
+// cosignatures, a newer checkpoint), never by a smaller one.
+func testPublishedCheckpoints(t *testing.T, e *env) {
+	pub, ok := e.store.(witness.Published)
+	if !ok {
+		t.Fatalf("%T does not keep published checkpoints (witness.Published)", e.store)
+	}
+	get := func(origin string) string {
+		t.Helper()
+		note, err := pub.PublishedCheckpoint(e.ctx, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(note)
+	}
+	save := func(origin string, size uint64, note string) {
+		t.Helper()
+		if err := pub.SavePublished(e.ctx, origin, size, []byte(note)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := get("example.com/log"); got != "" {
+		t.Fatalf("published checkpoint of a new store = %q; want none", got)
+	}
+	save("example.com/log", 5, "five")
+	save("example.com/other", 2, "two")
+	save("example.com/log", 5, "five, cosigned again")
+	if got := get("example.com/log"); got != "five, cosigned again" {
+		t.Fatalf("after a fresh cosignature of the same size: %q", got)
+	}
+	save("example.com/log", 9, "nine")
+	save("example.com/log", 7, "seven")
+	if got := get("example.com/log"); got != "nine" {
+		t.Fatalf("after saving 9 then 7: %q, want the larger kept", got)
+	}
+	if got := get("example.com/other"); got != "two" {
+		t.Fatalf("another origin's: %q", got)
+	}
+}

@@ -105,6 +105,7 @@ var Declarations = []Declaration{
 	{Table: "log_legacy", Columns: "idx tenant", Verify: "checkLegacyLog: the log all tenants once shared, rebuilt from the tenants' logs in this order, matches its checkpoints"},
 	{Table: "log_legacy_checkpoints", Columns: "size note", Verify: "checkLegacyLog: each is signed by the server key and names the root of the rebuilt shared log"},
 	{Table: "witness_cosignatures", Columns: "origin witness size cosigned signature", Verify: "custody verify --witness: each cosignature is checked against its witness's key on the latest checkpoint; a row deleted or edited fails that count, and a witness asked directly refuses a rolled-back log"},
+	{Table: "published_checkpoints", Columns: "origin size note", Verify: "custody verify: each published checkpoint is checked as a --checkpoint is (the server's signature, the root of its size recomputed from the leaves), and with --witness-policy its cosignatures must meet the policy"},
 }
 
 // Column is one column of a table of a store's schema.

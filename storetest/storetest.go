@@ -138,6 +138,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"LogName", testLogName},
 		{"ProofsKeptNodes", testProofsKeptNodes},
 		{"WitnessStates", testWitnessStates},
+		{"PublishedCheckpoints", testPublishedCheckpoints},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

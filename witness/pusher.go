@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,11 @@ const (
 	DefaultMaxBackoff = time.Minute
 	// DefaultTimeout bounds one request to a witness.
 	DefaultTimeout = 30 * time.Second
+	// DefaultRefresh is how old a witness's cosignature of the newest
+	// checkpoint may grow before the checkpoint is sent again for a
+	// fresh one, so that a log that does not grow still shows clients
+	// recent cosignatures.
+	DefaultRefresh = time.Hour
 )
 
 // Log is what the pusher needs of the logs it has witnessed.
@@ -41,14 +47,22 @@ type Log interface {
 // Options configure a Pusher. The zero value of each field means its
 // default.
 type Options struct {
-	Witnesses    []Witness
-	Log          Log
-	Store        Store
+	Witnesses []Witness
+	Log       Log
+	Store     Store
+	// Policy, if set and not quorum none, is the witness policy: each
+	// checkpoint whose cosignatures meet it is saved in Published, and
+	// the witnesses are sent one checkpoint until it meets the policy or
+	// every witness answered for it, so that they cosign the same one.
+	Policy       *Policy
+	Published    Published
 	Logger       *slog.Logger // default slog.Default()
 	HTTPClient   *http.Client // default one with DefaultTimeout
 	PollInterval time.Duration
 	MinBackoff   time.Duration
 	MaxBackoff   time.Duration
+	Refresh      time.Duration    // default DefaultRefresh
+	Now          func() time.Time // default time.Now
 }
 
 // Pusher pushes checkpoints to witnesses in the background; see the
@@ -58,6 +72,18 @@ type Pusher struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	kicks  []chan struct{} // one slot per witness
+
+	mu      sync.Mutex
+	targets map[string]*target // by origin, under a policy
+}
+
+// target is the checkpoint of a log the witnesses are sent until it met
+// the policy or each of them answered for it.
+type target struct {
+	msg      []byte
+	size     uint64
+	answered map[string]bool // by witness vkey
+	met      bool
 }
 
 // Start starts one goroutine per witness; Close stops them.
@@ -77,8 +103,14 @@ func Start(ctx context.Context, opts Options) *Pusher {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = DefaultRefresh
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Pusher{opts: opts, cancel: cancel}
+	p := &Pusher{opts: opts, cancel: cancel, targets: map[string]*target{}}
 	for _, w := range opts.Witnesses {
 		kick := make(chan struct{}, 1)
 		p.kicks = append(p.kicks, kick)
@@ -136,19 +168,103 @@ func (p *Pusher) run(ctx context.Context, w Witness, kick chan struct{}) {
 	}
 }
 
-// round pushes the latest checkpoint of every log to w.
+// round pushes the latest checkpoint of every log to w (under a policy,
+// the log's target).
 func (p *Pusher) round(ctx context.Context, w Witness) error {
 	notes, err := p.opts.Log.Checkpoints(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, msg := range notes {
-		if err := p.Push(ctx, w, msg); err != nil {
+	for _, latest := range notes {
+		msg := p.target(latest)
+		err := p.Push(ctx, w, msg)
+		if ctx.Err() == nil {
+			p.answered(msg, w)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// target is the checkpoint of latest's log to send: latest itself without
+// a policy; under one, the log's target, which moves on to latest once it
+// met the policy or every witness answered for it.
+func (p *Pusher) target(latest []byte) []byte {
+	if p.opts.Policy.None() {
+		return latest
+	}
+	origin, size, err := Header(latest)
+	if err != nil {
+		return latest
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.targets[origin]
+	if t == nil || t.size != size && (t.met || len(t.answered) >= len(p.opts.Witnesses) || size < t.size) {
+		t = &target{msg: latest, size: size, answered: map[string]bool{}}
+		p.targets[origin] = t
+	}
+	return t.msg
+}
+
+// answered records that w answered for msg, its log's target.
+func (p *Pusher) answered(msg []byte, w Witness) {
+	origin, size, err := Header(msg)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.targets[origin]; t != nil && t.size == size {
+		t.answered[w.VKey] = true
+	}
+}
+
+// publish saves msg, with the stored cosignatures of it, as its log's
+// published checkpoint if they meet the policy.
+func (p *Pusher) publish(ctx context.Context, msg []byte) error {
+	if p.opts.Policy.None() || p.opts.Published == nil {
+		return nil
+	}
+	origin, size, err := Header(msg)
+	if err != nil {
+		return err
+	}
+	states, err := p.opts.Store.WitnessStates(ctx, origin)
+	if err != nil {
+		return err
+	}
+	full := AppendCosignatures(msg, states)
+	if p.opts.Policy.Met(full, time.Time{}) != nil {
+		return nil
+	}
+	if err := p.opts.Published.SavePublished(ctx, origin, size, full); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if t := p.targets[origin]; t != nil && t.size == size {
+		t.met = true
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// stale reports whether the cosignature line sig was made more than
+// Refresh ago (or cannot be read).
+func (p *Pusher) stale(sig string) bool {
+	fields := strings.Fields(sig)
+	if len(fields) == 0 {
+		return true
+	}
+	b, err := base64.StdEncoding.DecodeString(fields[len(fields)-1])
+	if err != nil || len(b) < 12 {
+		return true
+	}
+	at := time.Unix(int64(binary.BigEndian.Uint64(b[4:12])), 0)
+	return p.opts.Now().Sub(at) > p.opts.Refresh
 }
 
 // Push has w cosign msg, a signed checkpoint, unless it holds its
@@ -176,12 +292,12 @@ func (p *Pusher) push(ctx context.Context, w Witness, msg []byte, ask bool) erro
 		return err
 	}
 	st := states[w.VKey]
-	if st.Signature != "" && st.Cosigned == size && !ask {
-		return nil
+	if st.Signature != "" && st.Cosigned == size && !ask && !p.stale(st.Signature) {
+		return p.publish(ctx, msg)
 	}
 	for range 3 { // a 409 names the size to start from; two in a row are the witness moving under us
 		if st.Size > size {
-			return fmt.Errorf("the witness holds a tree of %d entries of %s, more than the %d of this checkpoint: the store may have been rolled back", st.Size, origin, size)
+			return fmt.Errorf("%w: it holds a tree of %d entries of %s, more than the %d of this checkpoint: the store may have been rolled back", ErrAhead, st.Size, origin, size)
 		}
 		var proof [][]byte
 		if st.Size > 0 && st.Size < size {
@@ -192,6 +308,9 @@ func (p *Pusher) push(ctx context.Context, w Witness, msg []byte, ask bool) erro
 		sig, known, err := p.post(ctx, w, st.Size, proof, msg)
 		if err != nil {
 			return err
+		}
+		if sig == "" && known == st.Size { // 409 naming the size sent: at that size, another root
+			return fmt.Errorf("%w: it holds a checkpoint of %s of %d entries with another root", ErrInconsistent, origin, known)
 		}
 		if sig == "" { // 409
 			st.Size = known
@@ -208,7 +327,7 @@ func (p *Pusher) push(ctx context.Context, w Witness, msg []byte, ask bool) erro
 			return err
 		}
 		p.opts.Logger.Info("checkpoint cosigned", "witness", w.Verifier.Name(), "origin", origin, "size", size)
-		return nil
+		return p.publish(ctx, msg)
 	}
 	return fmt.Errorf("the witness kept answering 409 (conflicting tree size) for %s", origin)
 }
@@ -244,6 +363,10 @@ func (p *Pusher) post(ctx context.Context, w Witness, old uint64, proof [][]byte
 			return "", 0, fmt.Errorf("the witness answered 409 without a tree size: %q", b)
 		}
 		return "", n, nil
+	case http.StatusNotFound:
+		return "", 0, fmt.Errorf("%w: the witness answered 404 (%s): tell it of the log (custody log list)", ErrUnknownLog, strings.TrimSpace(string(b)))
+	case http.StatusUnprocessableEntity:
+		return "", 0, fmt.Errorf("%w: the witness answered 422 (%s): the log does not extend the checkpoint it cosigned", ErrInconsistent, strings.TrimSpace(string(b)))
 	default:
 		return "", 0, fmt.Errorf("the witness answered %d: %s", res.StatusCode, strings.TrimSpace(string(b)))
 	}

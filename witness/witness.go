@@ -86,6 +86,33 @@ type Store interface {
 	SaveWitnessState(ctx context.Context, origin, vkey string, st State) error
 }
 
+// Published keeps, per log origin, the newest checkpoint that met the
+// witness policy, with the cosignatures that met it: what is served as
+// the log's current checkpoint.
+type Published interface {
+	// PublishedCheckpoint returns the published checkpoint of the log of
+	// origin, nil if none.
+	PublishedCheckpoint(ctx context.Context, origin string) ([]byte, error)
+	// SavePublished records note, a checkpoint of size with its
+	// cosignatures, unless a larger one is recorded already.
+	SavePublished(ctx context.Context, origin string, size uint64, note []byte) error
+}
+
+var (
+	// ErrAhead is returned when a witness holds a larger tree of a log
+	// than the checkpoint sent to it: the store was rolled back behind
+	// what the witness cosigned.
+	ErrAhead = errors.New("the witness holds a larger tree of this log than the store")
+	// ErrInconsistent is returned when a witness refuses a checkpoint as
+	// inconsistent with the one it cosigned (422, a bad consistency
+	// proof; or, at the same size, another root): the log's history was
+	// rewritten.
+	ErrInconsistent = errors.New("the witness holds another history of this log")
+	// ErrUnknownLog is returned when a witness does not know a log's
+	// origin (404): it was not told of the log (custody log list).
+	ErrUnknownLog = errors.New("the witness does not know this log")
+)
+
 // Header returns the origin and size of a checkpoint note, unverified.
 func Header(msg []byte) (origin string, size uint64, err error) {
 	lines := strings.SplitN(string(msg), "\n", 3)

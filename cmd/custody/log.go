@@ -37,13 +37,16 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cf := registerClientFlags(fs)
 	pinFile := fs.String("pin", os.Getenv("CUSTODY_PIN"), "pin `file`: the newest checkpoint seen; the server's must extend it, and replaces it (default $CUSTODY_PIN)")
 	vkey := fs.String("verifier", os.Getenv("CUSTODY_VERIFIER_KEY"), "verifier `key` of your tenant's log (custody log key --tenant NAME prints it), origin+hash+base64; required with --pin (default $CUSTODY_VERIFIER_KEY)")
+	policyFile := policyFlag(fs, "that the server's checkpoint must carry to be pinned (with --pin)")
+	maxAge := fs.Duration("max-age", client.DefaultMaxAge, "with --witness-policy, how old the counted cosignatures may be (a server frozen on an old checkpoint shows old ones)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n\n"+
+		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY [--witness-policy FILE]] [--json]\n\n"+
 			"Prints the signed checkpoint of the log of your tenant on the server at $CUSTODY_URL (with\n$CUSTODY_TOKEN); each tenant's log is a tree of its own, with its own origin and key name.\n"+
 			"With --pin, it first checks the checkpoint's signature and that the log extends the one\n"+
 			"saved in FILE (a consistency proof from the server), then saves it there: a server whose\n"+
 			"store was rolled back or rewritten since fails with exit 1, and FILE is kept. The pin file\n"+
-			"is a checkpoint custody verify --checkpoint FILE also takes.\n\n")
+			"is a checkpoint custody verify --checkpoint FILE also takes. With --witness-policy, the checkpoint\n"+
+			"must also carry fresh cosignatures (--max-age) of the witnesses the policy's quorum asks for.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -71,12 +74,20 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("reading the pin file: %w", err)
 	}
-	pin, err := client.NewPin(c, strings.TrimSpace(*vkey), saved)
+	policy, err := readPolicy(*policyFile)
+	if err != nil {
+		return err
+	}
+	pin, err := client.NewPinWith(c, strings.TrimSpace(*vkey), saved, client.PinOptions{Policy: policy, MaxAge: *maxAge})
 	if err != nil {
 		return fmt.Errorf("%w (pin file %s)", err, *pinFile)
 	}
 	prev, pinned := pin.Pinned()
 	cp, err := pin.Checkpoint(ctx)
+	if errors.Is(err, client.ErrNotWitnessed) {
+		return fmt.Errorf("%w\nThe pin file %s is kept. A server with a witness policy serves only checkpoints that met it: if it has one, its\n"+
+			"witnesses have not cosigned recently (are they up?), or they refuse its log; if it has none, its checkpoints are not witnessed.", err, *pinFile)
+	}
 	if errors.Is(err, client.ErrLogInconsistent) {
 		return fmt.Errorf("%w\nThe server's store was rolled back or rewritten since the checkpoint pinned in %s; that file is kept as evidence.\n"+
 			"Tell the server's operator: custody verify --checkpoint %s on the store shows the same.", err, *pinFile, *pinFile)

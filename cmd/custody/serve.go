@@ -50,6 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rateBurst := fs.Int("rate-burst", httpapi.DefaultRateBurst, "how many `requests` a principal may send at once before the rate applies")
 	searchMiB := fs.Int64("search-memory", sqlite.DefaultSearchMemory>>20, "the `MiB` the copy of the search index in memory may hold (about 200 bytes a record; with --postgres, this server's copies of the tenants' search terms); past it, or with 0, FTS5 (or ts_rank_cd) ranks every search, more slowly on a large store")
 	witnesses := serveWitnesses(fs)
+	policyFile := policyFlag(fs, "that a checkpoint must carry to be served as current (/log/<ID>/checkpoint, GET /v1/log/checkpoint); its witnesses with a URL are sent every checkpoint (as --witness)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: custody serve [--db FILE | --postgres DSN] [--addr HOST:PORT] [--policy FILE]\n\n"+
 			"Runs the HTTP API (and MCP at /mcp) on an embedded SQLite store, or on PostgreSQL.\n\n")
@@ -75,7 +76,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sf.readRetention <= 0 {
 		return usageError{fmt.Sprintf("--read-retention %v must be positive (the default is %v)", sf.readRetention, custody.DefaultReadRetention)}
 	}
-	wits, err := parseWitnesses(*witnesses)
+	policy, err := readPolicy(*policyFile)
+	if err != nil {
+		return err
+	}
+	wits, err := parseWitnesses(*witnesses, policy)
 	if err != nil {
 		return err
 	}
@@ -99,6 +104,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := askWitnesses(ctx, svc, wits, *acceptRollback, stderr); err != nil {
+		return err
+	}
 	first := svc.CheckpointAll
 	if accepted {
 		first = svc.AcceptRollback
@@ -106,7 +114,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := first(ctx); err != nil {
 		return fmt.Errorf("signing the first checkpoint: %w", err)
 	}
-	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst}))
+	api := httpapi.New(svc, cf.options(httpapi.Options{Logger: logger, MaxBodyBytes: *bodyLimit, RatePerSecond: perSecond, RateBurst: *rateBurst, WitnessPolicy: policy}))
 	g, err := startGateway(ctx, *gw, logger, stderr)
 	if err != nil {
 		return err
@@ -139,7 +147,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { defer wg.Done(); checkpointLoop(bg, svc, *every, *interval, logger) }()
 	go func() { defer wg.Done(); sweepLoop(bg, svc, logger) }()
 	startReviewWebhook(bg, svc, hook, &wg)
-	pusher, err := startWitnessing(bg, svc, wits, logger)
+	pusher, err := startWitnessing(bg, svc, wits, policy, logger)
 	if err != nil {
 		cancel()
 		wg.Wait()

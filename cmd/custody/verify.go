@@ -53,6 +53,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	published, err := publishedNotes(ctx, svc)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, published...)
 	p := newProgress(stderr, "verifying log entries")
 	rep, err := svc.Verify(ctx, custody.VerifyOptions{Checkpoints: notes, Progress: p.update})
 	p.done()

@@ -75,16 +75,28 @@ func sshAgent(t *testing.T, priv ed25519.PrivateKey) string {
 	return sock
 }
 
-// liteWitness is a litewitness running on loopback.
+// liteWitness is a litewitness on loopback, which can be stopped and
+// started again with its database, key and address.
 type liteWitness struct {
 	url, vkey string
 	stderr    *watch
+	start     func()
+	stop      func()
 }
 
 // startLitewitness runs litewitness with a fresh key, knowing the logs
 // of the C2SP tlog-list list (what custody log list prints), which
 // witnessctl pull-logs reads.
 func startLitewitness(t *testing.T, list string) liteWitness {
+	t.Helper()
+	w := newLitewitness(t, list)
+	w.start()
+	return w
+}
+
+// newLitewitness sets up a litewitness (database, key, address) without
+// starting it.
+func newLitewitness(t *testing.T, list string) liteWitness {
 	t.Helper()
 	bin, ctl := buildLitewitness(t)
 	dir := t.TempDir()
@@ -115,22 +127,33 @@ func startLitewitness(t *testing.T, list string) liteWitness {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	sock := sshAgent(t, priv)
 	w := liteWitness{url: "http://" + addr, vkey: signer.Verifier().String(), stderr: &watch{serving: make(chan struct{})}}
-	cmd := exec.Command(bin, "-db", db, "-name", name, "-key", ssh.FingerprintSHA256(sshPub),
-		"-ssh-agent", sshAgent(t, priv), "-listen", addr)
-	cmd.Stderr = w.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "litewitness to listen", func() bool {
-		res, err := http.Get(w.url + "/")
-		if err != nil {
-			return false
+	var cmd *exec.Cmd
+	w.stop = func() {
+		if cmd != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			cmd = nil
 		}
-		res.Body.Close()
-		return true
-	}, w.stderr)
+	}
+	w.start = func() {
+		t.Helper()
+		cmd = exec.Command(bin, "-db", db, "-name", name, "-key", ssh.FingerprintSHA256(sshPub), "-ssh-agent", sock, "-listen", addr)
+		cmd.Stderr = w.stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "litewitness to listen", func() bool {
+			res, err := http.Get(w.url + "/")
+			if err != nil {
+				return false
+			}
+			res.Body.Close()
+			return true
+		}, w.stderr)
+	}
+	t.Cleanup(w.stop)
 	return w
 }
 
@@ -331,14 +354,32 @@ func TestWitnessCosignsAndVerifyCatchesRewrite(t *testing.T) {
 		t.Fatalf("verify --witness VKEY of the rolled-back store = %v, %q; the stored cosignature holds", err, out)
 	}
 	_, _, err := verifyOut(t, asking...)
-	if err == nil || !strings.Contains(err.Error(), "rolled back") {
+	if err == nil || !strings.Contains(err.Error(), "rolled back") || !strings.Contains(err.Error(), "holds a larger tree") {
 		t.Fatalf("verify --witness URL=VKEY of the rolled-back store = %v; want the witness's refusal", err)
 	}
 
-	// The insider: the store put back to the older copy and written on,
-	// past what the witness saw, with other entries.
+	// The insider: the store put back to the older copy, checkpoint file
+	// and witness table with it. serve asks the witness before it
+	// publishes anything, and refuses: the witness cosigned more.
 	copyDir(t, backup, dir)
-	s = runServed(t, serveArgs...)
+	err, log := serveOnce(t, serveArgs...)
+	if err == nil || !strings.Contains(err.Error(), "a witness cosigned more of a log than the store holds") || !strings.Contains(err.Error(), "more than the") {
+		t.Fatalf("serve of the rolled-back store = %v\n%s; want the witness's larger tree named", err, log)
+	}
+	// Written on offline past what the witness saw, with other entries:
+	// the witness holds another history, and serve refuses again.
+	for i := range 4 {
+		if code, _, msg := cli(append([]string{"principal", "add", "--tenant", "acme", "--name", fmt.Sprintf("mallory%d", i), "--role", "user"}, store...)...); code != 0 {
+			t.Fatalf("principal add: %s", msg)
+		}
+	}
+	err, log = serveOnce(t, serveArgs...)
+	if err == nil || !strings.Contains(err.Error(), "another history") {
+		t.Fatalf("serve of the rewritten store = %v\n%s; want the witness's other history named", err, log)
+	}
+	// Forced on with --accept-rollback, it serves, and the witness refuses
+	// every checkpoint of the rewritten log.
+	s = runServed(t, append(serveArgs, "--accept-rollback")...)
 	s.logPath = logPath
 	s.write(t, token, 6, "another history")
 	waitFor(t, "the witness to refuse the rewritten history", func() bool {

@@ -130,7 +130,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed checkpoint (C2SP signed note) of the caller's tenant's audit log */
+        /** The signed checkpoint (C2SP signed note) of the caller's tenant's audit log: the current one (with a witness policy, the newest that met it) */
         get: operations["get-v1-log-checkpoint"];
         put?: never;
         post?: never;
@@ -1851,6 +1851,8 @@ export interface operations {
     "get-v1-log-checkpoint": {
         parameters: {
             query?: {
+                /** @description true: the newest checkpoint, signed anew if the log grew, whether or not witnesses cosigned it yet (without a witness policy, the current one is that one) */
+                latest?: string;
                 /** @description the user to act for; required for agent principals */
                 subject?: string;
             };
