@@ -19,18 +19,22 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
 		fmt.Fprintf(stderr, "Usage: custody log checkpoint [--pin FILE --verifier KEY] [--json]\n"+
 			"       custody log key --tenant NAME [--db FILE | --postgres DSN]\n"+
-			"       custody log list [--db FILE | --postgres DSN] [--url URL]\n\n"+
+			"       custody log list [--db FILE | --postgres DSN] [--url URL]\n"+
+			"       custody log monitor --url URL --verifier KEY --pin FILE [--witness VKEY]... [--once]\n\n"+
 			"Commands:\n  checkpoint  print the server's signed checkpoint; with --pin, hold the server to the last one seen\n"+
 			"  key         print the checkpoint verifier key of a tenant's log (of a running server, or of a store with --db)\n"+
-			"  list        print every tenant's log (origin, verifier key, URL) as a C2SP tlog-list for witnesses and monitors\n\n"+
-			"Run 'custody log checkpoint -h', 'custody log key -h' or 'custody log list -h' for their flags.\n")
+			"  list        print every tenant's log (origin, verifier key, URL) as a C2SP tlog-list for witnesses and monitors\n"+
+			"  monitor     follow a tenant's log from its tiles: consistency, witnesses, and each new entry, checked and printed\n\n"+
+			"Run 'custody log checkpoint -h', 'custody log key -h', 'custody log list -h' or 'custody log monitor -h' for their flags.\n")
 		return flag.ErrHelp
 	case len(args) > 0 && args[0] == "key":
 		return runLogKey(ctx, args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "list":
 		return runLogList(ctx, args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "monitor":
+		return runLogMonitor(ctx, args[1:], stdout, stderr)
 	case len(args) == 0 || args[0] != "checkpoint":
-		return usageError{"the subcommands are 'checkpoint', 'key' and 'list': custody log checkpoint [--pin FILE --verifier KEY], custody log key --tenant NAME, custody log list"}
+		return usageError{"the subcommands are 'checkpoint', 'key', 'list' and 'monitor': custody log checkpoint [--pin FILE --verifier KEY], custody log key --tenant NAME, custody log list, custody log monitor --url URL --verifier KEY --pin FILE"}
 	}
 	fs := flag.NewFlagSet("log checkpoint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
