@@ -182,17 +182,34 @@ func (s *Service) Pauses(ctx context.Context, c *Caller, all bool) ([]*Pause, er
 	return slices.DeleteFunc(ps, func(p *Pause) bool { return !p.Active(now) }), nil
 }
 
-// pauseDetails is what a pause or resume entry states of p.
+// pauseDetails is what a pause or resume entry states of p. Its times
+// are RFC 3339 with nanoseconds in UTC, as a record entry's are ("" for
+// none); entries written before state them in Unix nanoseconds
+// (sameDetail).
 func pauseDetails(p *Pause) map[string]string {
-	d := map[string]string{"pause": p.ID, "writer": p.Writer, "channel": p.Channel, "reason": p.Reason, "by": p.By,
-		"created_at": strconv.FormatInt(p.CreatedAt.UnixNano(), 10), "until": "", "resumed_at": "", "resumed_by": p.ResumedBy}
-	if p.Until != nil {
-		d["until"] = strconv.FormatInt(p.Until.UnixNano(), 10)
+	return map[string]string{"pause": p.ID, "writer": p.Writer, "channel": p.Channel, "reason": p.Reason, "by": p.By,
+		"created_at": fmtTime(&p.CreatedAt), "until": fmtTime(p.Until), "resumed_at": fmtTime(p.ResumedAt), "resumed_by": p.ResumedBy}
+}
+
+// pauseTimes are the details of a pause entry that state an instant.
+var pauseTimes = map[string]bool{"created_at": true, "until": true, "resumed_at": true}
+
+// sameDetail reports whether a pause entry's logged value of field states
+// what the store's pause does (stored, as pauseDetails gives it): equal,
+// or, for a time, an older entry's Unix nanoseconds of the same instant.
+func sameDetail(field, logged, stored string) bool {
+	if logged == stored {
+		return true
 	}
-	if p.ResumedAt != nil {
-		d["resumed_at"] = strconv.FormatInt(p.ResumedAt.UnixNano(), 10)
+	if !pauseTimes[field] || logged == "" || stored == "" {
+		return false
 	}
-	return d
+	n, err := strconv.ParseInt(logged, 10, 64)
+	if err != nil {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339Nano, stored)
+	return err == nil && t.UnixNano() == n
 }
 
 // comparePauses checks every stored pause against its latest entry, and
@@ -211,7 +228,7 @@ func comparePauses(ctx context.Context, tx Tx, logged map[string]map[string]stri
 		}
 		got := pauseDetails(p)
 		for _, f := range []string{"writer", "channel", "reason", "by", "created_at", "until", "resumed_at", "resumed_by"} {
-			if got[f] != d[f] {
+			if !sameDetail(f, d[f], got[f]) {
 				return differ("pause %s: its %s differs from its log entry's (a pause edited outside custody)", p.ID, f)
 			}
 		}
