@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
@@ -288,5 +289,68 @@ func checkDecoded(t *testing.T, svc *custody.Service, auditor *custody.Principal
 			fmt.Sprint(got.Details) != fmt.Sprint(want.Details) {
 			t.Fatalf("entry %d: the monitor decoded\n%+v\ncustody decodes\n%+v", ev.Index, got, want)
 		}
+	}
+}
+
+// custody log monitor without --once follows the log: it prints each new
+// entry as the log grows, says on stderr that it cannot read a server
+// that is down and looks again, takes up after the restart, and stops with
+// the alert once the log is rewritten under it.
+func TestLogMonitorFollows(t *testing.T) {
+	dir, backup := t.TempDir(), t.TempDir()
+	s := newRestartable(t, dir)
+	alice, _, err := s.svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, auditorToken, err := s.svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "audra", Roles: []string{"auditor"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, err := s.svc.VerifierKey("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.writeBatches(t, alice, 20, "first")
+	t.Setenv("CUSTODY_TOKEN", auditorToken)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stdout, stderr := &watch{serving: make(chan struct{})}, &watch{serving: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		done <- runLog(ctx, []string{"monitor", "--interval", "20ms", "--url", s.url + "/log/" + s.svc.LogIDs().ID("acme"),
+			"--verifier", vkey, "--pin", filepath.Join(t.TempDir(), "pin")}, stdout, stderr)
+	}()
+	printed := func(index uint64) func() bool {
+		return func() bool { return strings.Contains(stdout.String(), fmt.Sprintf("entry %d at ", index)) }
+	}
+	waitFor(t, "the first entries", printed(first-1), stdout)
+
+	s.stop()
+	copyFiles(t, dir, backup, "c.db", "c.db-wal", "c.db-shm", "c.db.key")
+	waitFor(t, "the monitor to say it cannot read the server", func() bool { return strings.Contains(stderr.String(), "looking again in 20ms") }, stderr)
+	s.start()
+	second := s.writeBatches(t, alice, 20, "second")
+	waitFor(t, "the entries written after the restart", printed(second-1), stdout)
+	if n := strings.Count(stdout.String(), "\nentry "); n != int(second) {
+		t.Fatalf("printed %d entries of %d:\n%s", n, second, stdout)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the monitor stopped on an honest log: %v", err)
+	default:
+	}
+
+	s.stop()
+	copyFiles(t, backup, dir, "c.db", "c.db-wal", "c.db-shm", "c.db.key")
+	s.start()
+	s.writeBatches(t, alice, int(second-first)+5, "rewritten")
+	select {
+	case err := <-done:
+		if !errors.Is(err, logmonitor.ErrInconsistent) || !strings.HasPrefix(err.Error(), "ALERT: ") {
+			t.Fatalf("the monitor on a rewritten log: %v; want the alert", err)
+		}
+	case <-time.After(witnessDeadline):
+		t.Fatalf("the monitor did not stop on a rewritten log:\n%s\n%s", stdout, stderr)
 	}
 }
