@@ -42,8 +42,8 @@ var (
 	// ErrInconsistent is returned when the log does not extend the pinned
 	// checkpoint: its history was rewritten or rolled back.
 	ErrInconsistent = errors.New("the log does not extend the pinned checkpoint")
-	// ErrBadEntry is returned when an entry does not decode or its
-	// signature does not verify.
+	// ErrBadEntry is returned when an entry does not decode, its
+	// signature does not verify, or a bundle does not match the tree.
 	ErrBadEntry = errors.New("a log entry does not verify")
 	// ErrNotWitnessed is returned when the checkpoint carries too few
 	// recent valid cosignatures of the given witnesses.
@@ -334,6 +334,9 @@ func (m *Monitor) read(ctx context.Context, cp *Checkpoint, from int64, report f
 			}
 		}
 		if err := client.Err(); err != nil {
+			if servedWrong(err) {
+				return fmt.Errorf("%w: an entry bundle does not match the log's tree (the server shows other entries than it committed to): %w", ErrBadEntry, err)
+			}
 			return fmt.Errorf("reading the entries from the bundles: %w", err)
 		}
 		if m.learned == before {
@@ -341,6 +344,20 @@ func (m *Monitor) read(ctx context.Context, cp *Checkpoint, from int64, report f
 		}
 	}
 	return nil
+}
+
+// servedWrong reports whether err of torchwood's Client is a bundle the
+// server served that does not match the tree it proved (as opposed to
+// one it could not serve): a leaf whose hash is not the tree's, a bundle
+// short of or past its entries.
+func servedWrong(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"hash mismatch for entry", "unexpected end of tile data", "unexpected leftover data", "failed to cut entry"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // bearer adds a bearer token to every request.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -352,5 +353,53 @@ func TestLogMonitorFollows(t *testing.T) {
 		}
 	case <-time.After(witnessDeadline):
 		t.Fatalf("the monitor did not stop on a rewritten log:\n%s\n%s", stdout, stderr)
+	}
+}
+
+// A server that serves an entry bundle other than the leaves its tree
+// commits to (a principal's name changed in one leaf) is an alert, and the
+// pin stays; the same log served as it is passes.
+func TestLogMonitorCatchesAlteredBundle(t *testing.T) {
+	s := newRestartable(t, t.TempDir())
+	alice, _, err := s.svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, auditorToken, err := s.svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: "audra", Roles: []string{"auditor"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, err := s.svc.VerifierKey("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.writeBatches(t, alice, 5, "note")
+	args := func() []string {
+		return []string{"monitor", "--once", "--url", s.url + "/log/" + s.svc.LogIDs().ID("acme"), "--verifier", vkey, "--pin", filepath.Join(t.TempDir(), "pin")}
+	}
+	if out := mustRun(t, auditorToken, runLog, args()...); !strings.Contains(out, "entry 6 at ") {
+		t.Fatalf("monitor --once of the log as it is:\n%s", out)
+	}
+
+	honest := *s.handler.Load()
+	var altered http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/tile/entries/") {
+			honest.ServeHTTP(w, r)
+			return
+		}
+		r.Header.Del("Accept-Encoding")
+		rec := httptest.NewRecorder()
+		honest.ServeHTTP(rec, r)
+		w.WriteHeader(rec.Code)
+		w.Write(bytes.Replace(rec.Body.Bytes(), []byte("acme/alice"), []byte("acme/alicf"), 1))
+	})
+	s.handler.Store(&altered)
+	pin := args()
+	_, _, err = run(t, auditorToken, runLog, pin...)
+	if !errors.Is(err, logmonitor.ErrBadEntry) || !strings.HasPrefix(err.Error(), "ALERT: ") || !strings.Contains(err.Error(), "does not match the log's tree") {
+		t.Fatalf("monitor --once of an altered bundle = %v; want the alert", err)
+	}
+	if _, err := os.Stat(pin[len(pin)-1]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the monitor pinned a log whose bundle was altered (%v)", err)
 	}
 }
