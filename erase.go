@@ -22,22 +22,29 @@ import (
 // brings the body back.
 
 // ErasurePurger is a store that keeps something of an erased body beside
-// its rows until it is told to purge (SQLite's FTS5 indexes keep the terms
-// of a deleted document until a merge). The service calls it after every
-// erasure that committed.
+// its rows until it is told to purge: SQLite's FTS5 indexes keep the
+// terms of a deleted document until a merge, and its WAL the pages as
+// they were; PostgreSQL keeps a rewritten row's old version until a
+// vacuum. The service calls it after every erasure that committed, before
+// it answers.
 type ErasurePurger interface {
 	PurgeErased(ctx context.Context) error
 }
 
 // purgeErased tells the store to purge after an erasure. The erasure has
-// committed: a failure is logged, and custody reindex purges as well.
+// committed: a failure is logged with what to do (the store's error says
+// it), and the erasure stands.
 func (s *Service) purgeErased(ctx context.Context) {
 	if p, ok := s.store.(ErasurePurger); ok {
 		if err := p.PurgeErased(ctx); err != nil {
-			slog.Warn("custody: an erasure committed but purging the search indexes failed; run custody reindex to purge them", "err", err)
+			slog.Warn("custody: an erasure committed, but the store still holds old copies of the erased bodies beside its rows (see Erasure in docs/operations.md; custody reindex purges SQLite's indexes)", "err", err)
 		}
 	}
 }
+
+// ObservationSourceOf is the source of an observation whose text is a
+// copy of record id's body (what a read put in the model's context).
+func ObservationSourceOf(id string) string { return "memory:" + id }
 
 // TransitionErasure is the transition of the entry that closes a subject's
 // erasure request: the subject, how many records it erased and who asked.
@@ -100,6 +107,12 @@ func (s *Service) eraseRecord(ctx context.Context, tx Tx, actor *Principal, r *R
 		return nil, err
 	}
 	if err := tx.UpdateRecord(ctx, r); err != nil {
+		return nil, err
+	}
+	// A read that showed the body to a model (an MCP search or get of an
+	// external memory) copied it into an observation of its session:
+	// that copy goes too, before the cascade notes its sessions.
+	if err := tx.EraseObservations(ctx, r.Tenant, ObservationSourceOf(r.ID)); err != nil {
 		return nil, err
 	}
 	more, err := s.suspendDescendants(ctx, tx, actor, r)

@@ -151,6 +151,10 @@ type Tx interface {
 	// External are not set); ScanObservations for every observation.
 	ScanSessions(ctx context.Context, fn func(*Session) error) error
 	ScanObservations(ctx context.Context, fn func(*Observation) error) error
+	// EraseObservations empties the text of the tenant's observations
+	// whose source is sourceRef: those that copied a record's body into a
+	// session (memory:<id>), when the record is erased.
+	EraseObservations(ctx context.Context, tenant, sourceRef string) error
 
 	// InsertEndorsement stores an endorsement (endorse.go); Endorsements
 	// lists a session's, oldest first; ScanEndorsements calls fn for

@@ -356,6 +356,13 @@ func (l *lockedTx) UseGrant(ctx context.Context, tenant, subject, digest string,
 	return l.t.UseGrant(ctx, tenant, subject, digest, at)
 }
 
+func (l *lockedTx) EraseObservations(ctx context.Context, tenant, sourceRef string) error {
+	if err := l.lock(ctx, tenant); err != nil {
+		return err
+	}
+	return l.t.EraseObservations(ctx, tenant, sourceRef)
+}
+
 func (l *lockedTx) ScanGrants(ctx context.Context, fn func(*custody.StoredGrant) error) error {
 	if err := l.lock(ctx, ""); err != nil {
 		return err

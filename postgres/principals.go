@@ -125,6 +125,16 @@ func (t *txn) ScanSessions(ctx context.Context, fn func(*custody.Session) error)
 	return classify(rows.Err())
 }
 
+// EraseObservations empties the text of the tenant's observations whose
+// source is sourceRef.
+func (t *txn) EraseObservations(ctx context.Context, tenant, sourceRef string) error {
+	if t.ro {
+		return errReadOnly
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE observations SET text = '' WHERE tenant = $1 AND source_ref = $2 AND text <> ''`, tenant, sourceRef)
+	return classify(err)
+}
+
 // ScanObservations calls fn for every observation.
 func (t *txn) ScanObservations(ctx context.Context, fn func(*custody.Observation) error) error {
 	rows, err := t.tx.Query(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at

@@ -67,7 +67,11 @@ import (
 // (internal/lexical.Values: its keys are no longer terms).
 // Version 24 adds published_checkpoints (empty in an older database: a
 // server with a witness policy publishes again once its witnesses cosign).
-const schemaVersion = 24
+// Version 25 adds observations_source (schema.sql builds it in an older
+// database): an erasure empties the observations that copied the erased
+// body (source memory:<id>) through it; an older custody, which would
+// leave those copies behind, refuses a version 25 one.
+const schemaVersion = 25
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {

@@ -107,6 +107,12 @@ func (t *txn) ScanSessions(ctx context.Context, fn func(*custody.Session) error)
 	return rows.Err()
 }
 
+// EraseObservations empties the text of the tenant's observations whose
+// source is sourceRef.
+func (t *txn) EraseObservations(ctx context.Context, tenant, sourceRef string) error {
+	return t.exec(ctx, `UPDATE observations SET text = '' WHERE tenant = ? AND source_ref = ? AND text != ''`, tenant, sourceRef)
+}
+
 // ScanObservations calls fn for every observation.
 func (t *txn) ScanObservations(ctx context.Context, fn func(*custody.Observation) error) error {
 	rows, err := t.QueryContext(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at

@@ -222,6 +222,9 @@ CREATE TABLE IF NOT EXISTS observations (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS observations_session ON observations (tenant, session, id);
+-- An erasure empties the observations that copied the erased body into a
+-- session (source memory:<id>, custody.ObservationSourceOf), schema 25.
+CREATE INDEX IF NOT EXISTS observations_source ON observations (tenant, source_ref);
 
 -- What the subject endorsed a session's source for (schema 21; endorse.go):
 -- the actions a value from the source may back. Covered by verify against

@@ -48,6 +48,9 @@ type Store struct {
 	// the writer resets the WAL next (wal.go).
 	walRetryAt    int64
 	walRetryAfter time.Time
+	// scrubPending is set while an erasure's WAL truncation waits for
+	// readers (scrub.go).
+	scrubPending bool
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
 	closed    <-chan struct{} // closed by Close

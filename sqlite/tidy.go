@@ -87,9 +87,11 @@ func (s *Store) Tidy(ctx context.Context) error {
 // removes an erased record from the indexes' document lists at once, but
 // FTS5 keeps a term whose list became empty until its segment is merged.
 // The writer's secure_delete pragma zeroes the pages this frees. It costs
-// a pass over the indexes, which an erasure request pays once.
+// a pass over the indexes, which an erasure request pays once. Then it
+// truncates the WAL, whose older frames hold the pages as they were
+// (scrub.go).
 func (s *Store) PurgeErased(ctx context.Context) error {
-	return s.Update(ctx, func(tx custody.Tx) error {
+	return s.updateThenScrub(ctx, func(tx custody.Tx) error {
 		for _, table := range ftsTables {
 			if err := tx.(*txn).exec(ctx, fmt.Sprintf(`INSERT INTO %[1]s (%[1]s) VALUES ('optimize')`, table)); err != nil {
 				return fmt.Errorf("purging erased bodies from %s: %w", table, err)

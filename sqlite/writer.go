@@ -22,6 +22,9 @@ type write struct {
 	// group, if set, are writes sent together by UpdateEach: they join the
 	// batch in their order, and this write itself does not.
 	group []*write
+	// scrubbed, if set, asks the writer to truncate the WAL once the
+	// write committed, and gets the outcome (scrub.go).
+	scrubbed chan error
 }
 
 // join adds w (or the writes of its group) to batch.
@@ -78,9 +81,15 @@ func (s *Store) writer(ctx context.Context) {
 		case <-idle.C:
 			if untidy {
 				untidy = s.tidyStep(ctx)
-				if untidy {
-					idle.Reset(time.Millisecond)
-				}
+			}
+			if !untidy && s.scrubPending {
+				s.scrubWAL(ctx, 1) // readers held the WAL after an erasure (scrub.go)
+			}
+			switch {
+			case untidy:
+				idle.Reset(time.Millisecond)
+			case s.scrubPending:
+				idle.Reset(walRetryEvery)
 			}
 			continue
 		case w := <-s.writes:
@@ -96,9 +105,15 @@ func (s *Store) writer(ctx context.Context) {
 			}
 		}
 		s.commit(ctx, batch)
-		s.resetWAL(ctx)
+		if !s.scrubAfter(ctx, batch) {
+			s.resetWAL(ctx)
+		}
 		untidy = true
-		idle.Reset(s.tidyAfter)
+		if s.scrubPending {
+			idle.Reset(min(s.tidyAfter, walRetryEvery))
+		} else {
+			idle.Reset(s.tidyAfter)
+		}
 	}
 }
 
