@@ -2,7 +2,7 @@
 // CUSTODY_BIN), on a fresh SQLite store, on a port the kernel picks.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,13 +48,34 @@ export class Server {
     });
   }
 
-  async stop(): Promise<void> {
+  /** The verifier key of acme's log, read from the store's own files (custody log key --db). */
+  logKey(): string {
+    return execFileSync(this.bin, ['log', 'key', '--db', this.db, '--tenant', 'acme'], { encoding: 'utf8' }).trim();
+  }
+
+  /** Stops the server and keeps its store, for a restart. */
+  async halt(): Promise<void> {
     const proc = this.proc;
     if (proc && proc.exitCode === null) {
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
       await exited;
     }
+    this.url = '';
+    this.log = '';
+  }
+
+  /** Copies the whole store of the halted server (database, key, checkpoint file) to dir, or from it. */
+  copyStore(dir: string, back = false): void {
+    for (const suffix of ['', '-wal', '-shm', '.key', '.checkpoint']) {
+      const [from, to] = back ? [join(dir, 'custody.db' + suffix), this.db + suffix] : [this.db + suffix, join(dir, 'custody.db' + suffix)];
+      if (existsSync(from)) copyFileSync(from, to);
+      else rmSync(to, { force: true });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.halt();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
