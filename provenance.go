@@ -72,6 +72,10 @@ type sessionView struct {
 	obs      []*Observation
 	views    []*gateView
 	endorsed func() (map[string]string, error) // source_ref → the endorsement's reason
+	// cited are the justification's memories the subject may retrieve:
+	// the gate looks a value up in them before it asks the store, as the
+	// memory an agent cites is most often the one that holds the value.
+	cited []*Record
 }
 
 func (s *Service) sessionView(ctx context.Context, tx Tx, c *Caller, in GateInput, now time.Time) (*sessionView, error) {
@@ -133,6 +137,7 @@ func (s *Service) decideGate(ctx context.Context, tx Tx, c *Caller, in GateInput
 	d := &GateDecision{Risk: risk, Required: required, Observed: AuthorityConfirmed, label: g.label,
 		Reasons: []string{fmt.Sprintf("action %q is %s risk (%s) and needs authority %s", in.Action, risk, strings.Join(g.rules, ","), required)}}
 	deny, confirm, judged := false, false, 0
+	var citedRecs []*Record
 	offend := func(sources []string) {
 		for _, src := range sources {
 			if len(d.Offending) < maxNamed {
@@ -165,12 +170,14 @@ func (s *Service) decideGate(ctx context.Context, tx Tx, c *Caller, in GateInput
 			d.Reasons = append(d.Reasons, fmt.Sprintf("memory %s is backed only by authority %s, below the required %s; %s", id, r.Authority, required, mustConfirm))
 		}
 		d.cited = append(d.cited, r.ID) // only what the subject may retrieve is relied on
+		citedRecs = append(citedRecs, r)
 		d.Observed = min(d.Observed, r.Authority)
 	}
 	sv, err := s.sessionView(ctx, tx, c, in, now)
 	if err != nil {
 		return nil, err
 	}
+	sv.cited = citedRecs
 	for _, a := range args {
 		f, err := s.find(ctx, tx, c, a, required, sv, now)
 		if err != nil {
@@ -314,6 +321,11 @@ func (s *Service) find(ctx context.Context, tx Tx, c *Caller, a tracedArg, requi
 		f.records = append(f.records, r.ID)
 		f.note(eligible, warm, required, fmt.Sprintf("memory %s (%s, %s, authority %s)", r.ID, r.Channel, r.State, r.Authority))
 		return true, nil
+	}
+	for _, r := range sv.cited {
+		if _, err := consider(r); err != nil || f.backedBy != "" {
+			return f, err
+		}
 	}
 	sc := c.scope(now)
 	for _, frag := range a.fragments() {
