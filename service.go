@@ -179,6 +179,10 @@ func New(store Store, key *tlog.ServerKey, opts Options) (*Service, error) {
 // Store returns the service's store.
 func (s *Service) Store() Store { return s.store }
 
+// MaxBodyBytes is the largest record body the service takes
+// (Options.MaxBodyBytes): transports check it while they decode.
+func (s *Service) MaxBodyBytes() int { return s.opts.maxBody() }
+
 // ServerKey returns the key that signs checkpoints and server entries.
 func (s *Service) ServerKey() *tlog.ServerKey { return s.key }
 

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,29 +25,10 @@ type BatchResponse struct {
 	Items []*custody.Decision `json:"items"`
 }
 
-// batchEnvelope is BatchRequest with the items left undecoded, so that
-// an item that does not decode can be named by its index.
-type batchEnvelope struct {
-	Subject string            `json:"subject,omitempty"`
-	Items   []json.RawMessage `json:"items"`
-}
-
 func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.opts.MaxBatchBytes)
-	if err != nil {
-		return err
-	}
-	// The body is decoded in one pass. One that does not decode is decoded
-	// again item by item, which names the item at fault; the checks run in
-	// the same order both ways, so the first problem is the one reported.
-	var req BatchRequest
-	if err := decodeBytes(body, &req, false); err != nil {
-		if _, _, ierr := batchItems(r, body); ierr != nil {
-			return ierr
-		}
-		return err
-	}
-	subject, cands, err := batchCandidates(r, req.Subject, len(req.Items), func(i int) (MemoryRequest, error) { return req.Items[i], nil })
+	// Decoded as it arrives, each item checked before the next is read
+	// (batch_stream.go).
+	subject, cands, err := s.decodeBatch(w, r)
 	if err != nil {
 		return err
 	}
@@ -62,47 +42,6 @@ func (s *Server) rememberBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeDecisions(w, ds)
 	return nil
-}
-
-// batchItems decodes body item by item, naming the first item that does
-// not decode by its index, and checks the items as batchCandidates does.
-func batchItems(r *http.Request, body []byte) (string, []custody.Candidate, error) {
-	var env batchEnvelope
-	if err := decodeBytes(body, &env, false); err != nil {
-		return "", nil, err
-	}
-	return batchCandidates(r, env.Subject, len(env.Items), func(i int) (MemoryRequest, error) {
-		var req MemoryRequest
-		return req, decodeBytes(env.Items[i], &req, false)
-	})
-}
-
-// batchCandidates checks a batch of n items, item(i) decoding the i-th,
-// and returns its subject and candidates.
-func batchCandidates(r *http.Request, batchSubject string, n int, item func(i int) (MemoryRequest, error)) (string, []custody.Candidate, error) {
-	if n > custody.MaxBatch {
-		return "", nil, badRequest("invalid_input", "items", fmt.Sprintf("a batch holds at most %d items and this one has %d; send it in parts of %d", custody.MaxBatch, n, custody.MaxBatch))
-	}
-	subject, err := subjectOf(r, batchSubject)
-	if err != nil {
-		return "", nil, err
-	}
-	cands := make([]custody.Candidate, n)
-	for i := range n {
-		req, err := item(i)
-		if err != nil {
-			return "", nil, itemError(i, err)
-		}
-		if req.Subject != "" && req.Subject != subject {
-			return "", nil, itemError(i, badRequest("invalid_input", "subject", "an item may not name another subject than the batch's; send one batch per subject"))
-		}
-		c, err := req.candidate()
-		if err != nil {
-			return "", nil, itemError(i, err)
-		}
-		cands[i] = c
-	}
-	return subject, cands, nil
 }
 
 // Candidate turns a POST /v1/memories body into the domain's candidate,
@@ -129,5 +68,7 @@ func itemError(i int, err error) error {
 	if ae.field != "" {
 		field += "." + ae.field
 	}
-	return &apiError{status: ae.status, code: ae.code, field: field, message: field + ": " + ae.message}
+	named := *ae
+	named.field, named.message = field, field+": "+ae.message
+	return &named
 }

@@ -86,9 +86,15 @@ func TestBatchRefusedWhole(t *testing.T) {
 		{"forbidden channel", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"tool:email"}`), 403, "forbidden", "items[1]", "items[1]: "},
 		{"missing parent", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","derived_from":[{"id":"`+absentID+`","weight":1}]}`), 404, "not_found", "", ""},
 		{"no items", `{"items":[]}`, 400, "invalid_input", "items", ""},
-		// A body that does not decode is checked again item by item, in the
-		// order of a body that does: the first problem is the one named.
-		{"another subject before an item that does not decode", batch(good, `{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"}`, `{"namespace":"n","class":5}`), 400, "invalid_input", "items[1].subject", "items[1].subject: "},
+		// The body is checked as it arrives: the first problem is the one
+		// named. An item's subject is checked as it arrives when the batch's
+		// is known by then (the body gave it first, or ?subject=), else once
+		// the body has ended.
+		{"another subject before an item that does not decode", `{"subject":"alice","items":[` + good + `,{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"},{"namespace":"n","class":5}]}`, 400, "invalid_input", "items[1].subject", "items[1].subject: "},
+		{"an item that does not decode before the batch's subject", `{"items":[` + good + `,{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"},{"namespace":"n","class":5}],"subject":"alice"}`, 400, "invalid_json", "items[2].class", "items[2].class: "},
+		{"another subject than the batch's given last", `{"items":[` + good + `,{"namespace":"n","class":"fact","body":"x","channel":"user","subject":"bob"}],"subject":"alice"}`, 400, "invalid_input", "items[1].subject", "items[1].subject: "},
+		{"a field given twice", `{"items":[` + good + `],"ITEMS":[` + good + `]}`, 400, "invalid_json", "items", `field "items" appears twice`},
+		{"an item larger than one write", batch(good, `{"namespace":"n","class":"fact","channel":"user","body":"`+strings.Repeat("x", int(DefaultMaxBodyBytes))+`"}`, good), 413, "body_too_large", "items[1]", "items[1] is larger than the limit of one write"},
 		{"too many, one not decoding", batch(append(strings.Split(strings.Repeat(good+"\n", custody.MaxBatch), "\n")[:custody.MaxBatch], `{"class":5}`)...), 400, "invalid_input", "items", "a batch holds at most 1000 items"},
 		{"not an object", `{"items":[` + good + `],"extra":1}`, 400, "unknown_field", "extra", ""},
 		{"too many", batch(strings.Split(strings.Repeat(good+"\n", custody.MaxBatch+1), "\n")[:custody.MaxBatch+1]...), 400, "invalid_input", "items", "a batch holds at most 1000 items"},

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/custody-mem/custody/internal/bodybudget"
 )
 
 // decodeJSON reads one JSON object from r's body into dst, strictly: at most
@@ -29,19 +31,29 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, op
 // readBody reads the whole body, at most limit bytes.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return nil, readError(err)
+	}
+	return b, nil
+}
+
+// readError is the answer to a failed read of a request body: past the
+// route's limit 413, past the server's body budget 503 (with Retry-After),
+// too slow 408, anything else 400.
+func readError(err error) error {
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
-		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge,
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge,
 			message: fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit)}
+	case errors.Is(err, bodybudget.ErrExhausted):
+		return errBusy
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, &apiError{status: http.StatusRequestTimeout, code: "request_timeout",
+		return &apiError{status: http.StatusRequestTimeout, code: "request_timeout",
 			message: "the request body arrived too slowly and was cut; send the whole body at once"}
-	case err != nil:
-		return nil, badRequest(codeInvalidJSON, "", "could not read the request body")
 	}
-	return b, nil
+	return badRequest(codeInvalidJSON, "", "could not read the request body")
 }
 
 // decodeBytes is the strict decoding of decodeJSON on a body already read.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/bodybudget"
 )
 
 // ErrorBody is the body of every error answer, whatever the route:
@@ -30,6 +31,7 @@ const (
 	codeUnknownField  = "unknown_field"
 	codeBodyTooLarge  = "body_too_large"
 	codeRateLimited   = "rate_limited"
+	codeServerBusy    = "server_busy"
 	codeInternal      = "internal"
 	codeTimeout       = "timeout"
 	codeUnauthorized  = "unauthenticated"
@@ -46,6 +48,11 @@ type apiError struct {
 	code    string
 	message string
 	field   string
+	// retryAfter, if set, is the Retry-After of the answer.
+	retryAfter string
+	// unread is set when the request's body was not read to its end: the
+	// connection closes after the answer rather than read the rest.
+	unread bool
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -59,8 +66,17 @@ func badRequest(code, field, msg string) error {
 // so an absent record and one the caller may not see give the same bytes.
 // Anything unexpected is logged and answered 500 without detail.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rt route, err error) {
+	if errors.Is(err, bodybudget.ErrExhausted) { // a handler's read of the body passed the budget (body_budget.go)
+		err = errBusy
+	}
 	var ae *apiError
 	if errors.As(err, &ae) {
+		if ae.retryAfter != "" {
+			w.Header().Set("Retry-After", ae.retryAfter)
+		}
+		if ae.unread {
+			w.Header().Set("Connection", "close")
+		}
 		writeJSONError(w, ae.status, ae.code, ae.message, ae.field)
 		return
 	}

@@ -118,6 +118,9 @@ func mustOpenAPI(routes []route) []byte {
 		if !rt.public {
 			errs = append(errs, http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests)
 		}
+		if rt.request != nil { // past the server's body budget (body_budget.go)
+			errs = append(errs, http.StatusServiceUnavailable)
+		}
 		for _, st := range append(errs, rt.errors...) {
 			op.Responses[strconv.Itoa(st)] = &huma.Response{Ref: "#/components/responses/Error"}
 		}

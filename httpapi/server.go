@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/bodybudget"
 	"github.com/custody-mem/custody/witness"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -53,6 +54,9 @@ const (
 	// DefaultMaxConnsPerAddr caps the connections one client address holds
 	// open at once; one host running many agents shares one address.
 	DefaultMaxConnsPerAddr = 256
+	// DefaultBodyBudget is the bytes of request bodies all requests may
+	// hold at once: four full batches (DefaultMaxBatchBytes).
+	DefaultBodyBudget int64 = 64 << 20
 )
 
 // Options configure a Server. The zero value of each field means its default.
@@ -99,6 +103,13 @@ type Options struct {
 	// (/log/<ID>/checkpoint, GET /v1/log/checkpoint) is the newest whose
 	// cosignatures met it (see cosign.go). Nil: the newest checkpoint.
 	WitnessPolicy *witness.Policy
+	// BodyBudget bounds the bytes of request bodies all requests hold at
+	// once while they are read and decoded (body_budget.go); a request
+	// whose body would pass it is answered 503 server_busy with
+	// Retry-After. Default DefaultBodyBudget; it is raised to MaxBatchBytes
+	// and MaxBodyBytes when smaller, so that every request the limits
+	// allow can be served alone.
+	BodyBudget int64
 	// Registry receives the server's metrics. Default: a fresh registry
 	// (with the Go and process collectors). /metrics serves it when it is
 	// also a prometheus.Gatherer, else prometheus.DefaultGatherer.
@@ -121,6 +132,8 @@ type Server struct {
 	openapi     []byte
 	// logIDs maps the IDs the tenants' logs are published under (tiles.go).
 	logIDs *custody.LogIDs
+	// budget bounds the request bytes held at once (body_budget.go).
+	budget *bodybudget.Budget
 }
 
 // New returns a Server over svc. It subscribes to svc's events for the
@@ -151,12 +164,17 @@ func New(svc *custody.Service, opts Options) *Server {
 	if opts.MaxConnsPerAddr == 0 {
 		opts.MaxConnsPerAddr = DefaultMaxConnsPerAddr
 	}
-	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), logIDs: svc.LogIDs()}
+	if opts.BodyBudget <= 0 {
+		opts.BodyBudget = DefaultBodyBudget
+	}
+	opts.BodyBudget = max(opts.BodyBudget, opts.MaxBatchBytes, opts.MaxBodyBytes)
+	s := &Server{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), logIDs: svc.LogIDs(), budget: bodybudget.New(opts.BodyBudget)}
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.storeGauges(svc.Store())
 	s.metrics.authCounters(svc)
 	svc.OnEvent(s.metrics.observe)
 	register(s.metrics.reg, newBacklog(svc))
+	s.budgetMetrics()
 	if opts.RatePerSecond > 0 {
 		s.limiter = newLimiter(opts.RatePerSecond, opts.RateBurst)
 	}
@@ -228,6 +246,11 @@ func (s *Server) MountPublic(pattern string, h http.Handler) {
 // serveHTTP routes a request. Requests that match no pattern get the JSON
 // error body of every other failure (404, or 405 with Allow).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		b := s.budget.Wrap(r.Body)
+		r.Body = b
+		defer b.Release()
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(&unmatchedWriter{ResponseWriter: w}, r)

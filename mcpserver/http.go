@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/bodybudget"
 	"github.com/custody-mem/custody/internal/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -140,6 +141,14 @@ func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if errors.Is(err, bodybudget.ErrExhausted) {
+		// The server is reading as many request bytes as its budget
+		// allows (httpapi.Options.BodyBudget): the rest is not read.
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close")
+		writeJSONError(w, http.StatusServiceUnavailable, "server_busy", "the server is reading as many request bytes as it allows at once (serve --body-budget); nothing was done: retry after the seconds in Retry-After", "")
+		return false
+	}
 	if err != nil {
 		s.writeHTTPError(w, r, &custody.Error{Kind: custody.ErrInvalid, Msg: "could not read the request body"})
 		return false

@@ -1787,6 +1787,7 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-gate-confirm": {
@@ -1816,6 +1817,7 @@ export interface operations {
             403: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-held": {
@@ -2020,6 +2022,7 @@ export interface operations {
             401: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-log-status": {
@@ -2302,6 +2305,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-memories-id-history": {
@@ -2435,6 +2439,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-memories-id-rebuild": {
@@ -2472,6 +2477,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-memories-id-retire": {
@@ -2509,6 +2515,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-namespaces": {
@@ -2623,6 +2630,7 @@ export interface operations {
             403: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "delete-v1-pauses-id": {
@@ -2720,6 +2728,7 @@ export interface operations {
             413: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-principals": {
@@ -2817,6 +2826,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-principals-name-revoke": {
@@ -2854,6 +2864,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-principals-name-rotate": {
@@ -2891,6 +2902,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-review": {
@@ -2955,6 +2967,7 @@ export interface operations {
             403: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-review-id-approve": {
@@ -2992,6 +3005,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-review-id-reject": {
@@ -3029,6 +3043,7 @@ export interface operations {
             409: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "get-v1-review-id-versions": {
@@ -3090,6 +3105,7 @@ export interface operations {
             403: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-sessions": {
@@ -3122,6 +3138,7 @@ export interface operations {
             403: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-sessions-id-endorse": {
@@ -3158,6 +3175,7 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-sessions-id-observations": {
@@ -3194,6 +3212,7 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     "post-v1-subjects-name-erase": {
@@ -3230,6 +3249,7 @@ export interface operations {
             404: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
 }
