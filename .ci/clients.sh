@@ -8,7 +8,9 @@
 # MCP memory server answer the same generated tool calls. Mem0's own client
 # (mem0ai's MemoryClient) runs against custody's /mem0 routes. With
 # CUSTODY_TEST_POSTGRES set (.ci/run sets it), the store's item tests also
-# run on PostgreSQL. Run it from the repository root:
+# run on PostgreSQL. The Python client is installed with its verify extra
+# (cryptography, fetched by pip when the system has none). Run it from the
+# repository root:
 #   bash .ci/clients.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,14 @@ export CUSTODY_BIN="$TMP/custody"
 
 echo "== clients: Python and TypeScript"
 echo "== Python client: python3 $(python3 -c 'import sys; print(sys.version.split()[0])')"
-(cd clients/python && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests -t . -v)
+# The log pin (custody.Pin) needs the verify extra (cryptography): installed
+# as users install it, pip install 'custody[verify]', in a virtualenv that
+# also sees the system's packages (where cryptography is there already, pip
+# downloads nothing). The suite runs on the checkout's sources; one of its
+# tests hides cryptography to check the rest of the client works without it.
+python3 -m venv --system-site-packages "$TMP/pyvenv"
+"$TMP/pyvenv/bin/pip" install --quiet --disable-pip-version-check './clients/python[verify]'
+(cd clients/python && PYTHONDONTWRITEBYTECODE=1 "$TMP/pyvenv/bin/python" -m unittest discover -s tests -t . -v)
 
 echo "== TypeScript client: node $(node --version)"
 (cd clients/typescript && npm ci --no-audit --no-fund && npm test)

@@ -34,14 +34,19 @@ def _project() -> Dict[str, object]:
     except ImportError:
         pass
     table: Dict[str, object] = {}
-    inside = False
+    extras: Dict[str, List[str]] = {}
+    inside = ""
     for line in raw.decode("utf-8").splitlines():
         line = line.strip()
         if line.startswith("["):
-            inside = line == "[project]"
+            inside = line
             continue
         m = re.match(r'^([A-Za-z0-9_-]+)\s*=\s*(.+)$', line)
-        if not inside or not m:
+        if inside == "[project.optional-dependencies]" and m:
+            extras[m.group(1)] = re.findall(r'"([^"]*)"', m.group(2))
+            table["optional-dependencies"] = extras
+            continue
+        if inside != "[project]" or not m:
             continue
         key, value = m.group(1), m.group(2).strip()
         if value.startswith('"'):
@@ -68,6 +73,11 @@ def _metadata() -> str:
         lines.append(f"Requires-Python: {p['requires-python']}")
     for dep in p.get("dependencies", []) or []:
         lines.append(f"Requires-Dist: {dep}")
+    optional = p.get("optional-dependencies") or {}
+    for extra in sorted(optional):  # type: ignore[union-attr]
+        lines.append(f"Provides-Extra: {extra}")
+        for dep in optional[extra]:  # type: ignore[index]
+            lines.append(f'Requires-Dist: {dep}; extra == "{extra}"')
     readme = p.get("readme")
     body = ""
     if isinstance(readme, str):

@@ -1,4 +1,5 @@
-"""custody: the Python client of custody's HTTP API (standard library only).
+"""custody: the Python client of custody's HTTP API (standard library only; the log pin,
+custody.Pin, needs the verify extra: pip install 'custody[verify]').
 
     from custody import Client
     c = Client("http://127.0.0.1:8080", token)
@@ -13,6 +14,8 @@ from .client import Client
 from .errors import (AdmissionUndecidable, BodyTooLarge, Conflict, CustodyError, Forbidden, GateRefused,
                      InvalidInput, NotFound, RateLimited, SubjectNotAllowed, Unauthenticated, Unavailable)
 from .harness import Session, wrap_tool
+from .pin import (DEFAULT_MAX_AGE, BadCheckpoint, Checkpoint, LogInconsistent, MissingVerifyDependency, NotWitnessed,
+                  Pin, PinError, WitnessPolicy, verify_consistency)
 from .types import (Decision, Edge, ErasureReceipt, GateDecision, LogStatus, Page, Pause, Principal, Record, Rotated,
                     SearchResults, SessionInfo)
 
@@ -22,4 +25,6 @@ __all__ = [
     "Principal", "Rotated", "Pause", "ErasureReceipt", "LogStatus",
     "CustodyError", "InvalidInput", "Unauthenticated", "Forbidden", "SubjectNotAllowed", "NotFound",
     "Conflict", "BodyTooLarge", "RateLimited", "Unavailable", "AdmissionUndecidable", "GateRefused",
+    "Pin", "Checkpoint", "WitnessPolicy", "verify_consistency", "DEFAULT_MAX_AGE",
+    "PinError", "BadCheckpoint", "NotWitnessed", "LogInconsistent", "MissingVerifyDependency",
 ]

@@ -43,14 +43,42 @@ class Server:
         if not self.url:
             self.proc.wait()
             raise RuntimeError("custody serve did not start:\n" + "".join(self.log))
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
 
     def _drain(self):
-        for line in self.proc.stderr:
+        proc = self.proc
+        for line in proc.stderr:
             self.log.append(line)
 
-    def stop(self):
+    def log_key(self) -> str:
+        """The verifier key of acme's log, read from the store's own files (custody log key --db)."""
+        out = subprocess.run([self.bin, "log", "key", "--db", self.db, "--tenant", "acme"],
+                             check=True, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def halt(self):
+        """Stops the server and keeps its store, for a restart."""
         if self.proc:
             self.proc.terminate()
             self.proc.wait()
+            if getattr(self, "_drainer", None):
+                self._drainer.join()
+            self.proc.stderr.close()
+            self.proc = None
+        self.url = ""
+
+    def copy_store(self, dir: str, back: bool = False):
+        """Copies the whole store of the halted server (database, key, checkpoint file) to dir, or from it."""
+        for suffix in ("", "-wal", "-shm", ".key", ".checkpoint"):
+            src, dst = os.path.join(dir, "custody.db" + suffix), self.db + suffix
+            if not back:
+                src, dst = dst, src
+            if os.path.exists(src):
+                shutil.copyfile(src, dst)
+            elif os.path.exists(dst):
+                os.remove(dst)
+
+    def stop(self):
+        self.halt()
         shutil.rmtree(self.dir, ignore_errors=True)

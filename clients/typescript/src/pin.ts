@@ -89,7 +89,7 @@ function validName(name: string): boolean {
  */
 function parseVKey(vkey: string, witness: boolean): NoteKey {
   const what = witness ? 'witness key' : 'verifier key';
-  const hint = witness ? 'as the witness prints it' : 'the key custody serve prints, origin+hash+base64';
+  const hint = witness ? 'the key as the witness prints it' : 'the key custody serve prints, origin+hash+base64';
   const t = vkey.trim();
   const a = t.indexOf('+'), b = t.indexOf('+', a + 1);
   const parts = a < 0 || b < 0 ? [] : [t.slice(0, a), t.slice(a + 1, b), t.slice(b + 1)];
