@@ -247,9 +247,15 @@ func (s *Server) MountPublic(pattern string, h http.Handler) {
 // error body of every other failure (404, or 405 with Allow).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
-		b := s.budget.Wrap(r.Body)
+		raw := r.Body
+		b := s.budget.Wrap(raw)
 		r.Body = b
-		defer b.Release()
+		defer func() {
+			b.Release()
+			if w.Header().Get("Connection") == "close" {
+				linger(w, raw) // an answer given before the body's end (body_linger.go)
+			}
+		}()
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
