@@ -96,15 +96,7 @@ func (s *Service) checkpoint(ctx context.Context, tenant string, accept bool) ([
 	if err == nil && last == size {
 		return msg, s.publish(ctx, tenant, msg, accept)
 	}
-	root, err := tlog.RootHash(ctx, log, size)
-	if err != nil {
-		return nil, err
-	}
-	signer, _, err := s.noteKeys(tenant)
-	if err != nil {
-		return nil, err
-	}
-	msg, err = tlog.SignCheckpoint(tlog.Checkpoint{Origin: s.LogOrigin(tenant), Size: size, Root: root}, signer)
+	msg, err = s.signSize(ctx, tenant, log, size)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +127,11 @@ func (s *Service) SignTree(ctx context.Context, tenant string) ([]byte, error) {
 	if size == 0 {
 		return nil, fmt.Errorf("%w: %s's log is empty", ErrNotFound, tenant)
 	}
+	return s.signSize(ctx, tenant, log, size)
+}
+
+// signSize signs a checkpoint of the first size leaves of tenant's log.
+func (s *Service) signSize(ctx context.Context, tenant string, log TenantLog, size uint64) ([]byte, error) {
 	root, err := tlog.RootHash(ctx, log, size)
 	if err != nil {
 		return nil, err

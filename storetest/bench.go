@@ -46,6 +46,27 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "writes/s")
 }
 
+// benchService is a service over store holding n records written as
+// Populate writes them, and alice (tenant acme, group fin) as their
+// subject: the state a server reaches a moment after such a load, the
+// search indexes merged and the writer idle.
+func benchService(b *testing.B, store custody.Store, n int) (*custody.Service, *custody.Caller) {
+	ctx := b.Context()
+	svc := NewService(b, store, NewClock(Start))
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Groups: []string{"fin"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	Populate(b, store, n)
+	PrepareSearch(store)
+	if t, ok := store.(interface{ Tidy(context.Context) error }); ok {
+		if err := t.Tidy(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return svc, &custody.Caller{Principal: p, Subject: p}
+}
+
 // BenchSearch measures a two-word search for the top 10 among
 // CUSTODY_BENCH_RECORDS records (default DefaultBenchRecords) of which
 // about half are eligible for the subject: the rest belong to another user,
@@ -57,25 +78,9 @@ func BenchWrite(b *testing.B, open func(b *testing.B) custody.Store) {
 // prefix of a thousandth, and the metadata of a thousandth.
 func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 	n := BenchRecords(b, DefaultBenchRecords)
-	store := open(b)
-	clock := NewClock(Start)
-	svc := NewService(b, store, clock)
+	svc, alice := benchService(b, open(b), n)
 	ctx := b.Context()
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Groups: []string{"fin"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
-	Populate(b, store, n)
 	lastThousandth := Start.Add(time.Duration(n-n/1000) * time.Millisecond)
-	PrepareSearch(store)
-	if t, ok := store.(interface{ Tidy(context.Context) error }); ok {
-		// The state a server reaches a moment after such a load: the
-		// search indexes merged, the writer idle.
-		if err := t.Tidy(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, c := range []struct {
 		name string
 		in   custody.SearchInput

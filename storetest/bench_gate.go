@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,15 +16,8 @@ import (
 // the session, which has also read 50 e-mails. It reports p50 and p99.
 func BenchGate(b *testing.B, open func(b *testing.B) custody.Store) {
 	n := BenchRecords(b, DefaultBenchRecords)
-	store := open(b)
-	clock := NewClock(Start)
-	svc := NewService(b, store, clock)
+	svc, alice := benchService(b, open(b), n)
 	ctx := b.Context()
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}, Groups: []string{"fin"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
 	hp, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "harness", Roles: []string{"agent"}, Channels: []string{"agent", "tool:email"}})
 	if err != nil {
 		b.Fatal(err)
@@ -33,13 +25,6 @@ func BenchGate(b *testing.B, open func(b *testing.B) custody.Store) {
 	harness, err := svc.Act(ctx, hp, "alice")
 	if err != nil {
 		b.Fatal(err)
-	}
-	Populate(b, store, n)
-	PrepareSearch(store)
-	if t, ok := store.(interface{ Tidy(context.Context) error }); ok {
-		if err := t.Tidy(ctx); err != nil {
-			b.Fatal(err)
-		}
 	}
 	payee, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "bank", Key: "payee_account", Class: custody.ClassFact, Body: "ACCT-1042", Channel: custody.ChannelUser})
 	if err != nil {
