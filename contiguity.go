@@ -2,6 +2,7 @@ package custody
 
 import (
 	"context"
+	"slices"
 	"sort"
 )
 
@@ -65,8 +66,8 @@ func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused [
 	}
 	for _, h := range head {
 		n, ok := next[h.ID]
-		if !ok {
-			continue
+		if !ok || slices.Equal(h.Lists, []string{"context"}) {
+			continue // a neighbour found by context lends nothing further
 		}
 		i, found := at[n]
 		if !found {

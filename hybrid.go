@@ -56,11 +56,20 @@ const (
 )
 
 // RankingSteps switches steps of hybrid ranking off (Options.Ranking),
-// each named after what it leaves out.
+// each named after what it leaves out, and sets the settings that the
+// LoCoMo measure tunes on one fold and reports on the other (zero: the
+// constant in use).
 type RankingSteps struct {
-	NoFeedback bool // the lexical list of the feedback words (feedback.go)
-	NoContext  bool // the episode after a match (contiguity.go)
-	NoSemantic bool // the semantic list: hybrid is then the lexical lists alone
+	NoFeedback   bool // the lexical list of the feedback words (feedback.go)
+	NoContext    bool // the episode after a match (contiguity.go)
+	NoSemantic   bool // the semantic list: hybrid is then the lexical lists alone
+	NoNeighbours bool // the words of an episode's neighbours (neighbours.go)
+	NoSession    bool // the relevance of an episode's session (neighbours.go)
+	NoDiversity  bool // the cap of one session's episodes in the first results (diversify.go)
+
+	NeighbourShare float64 // neighbourShare
+	SessionShare   float64 // sessionShare
+	SessionDecay   float64 // sessionDecay
 }
 
 // SearchRanked is Search in any mode. Each item says which lists found
@@ -117,7 +126,10 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	// store's read connections.
 	// The lexical list's feedback (feedback.go) follows it on the same
 	// connection while the semantic list is made.
+	// The lexical list is then scored with its episodes' neighbours and
+	// sessions (neighbours.go).
 	var lex, sem, expanded []Ranked
+	var lc lexContext
 	var lexErr error
 	lq, sq := q, q
 	var wg sync.WaitGroup
@@ -126,6 +138,9 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 		wg.Go(func() {
 			if lex, lexErr = vs.LexicalRanks(ctx, scope, lq); lexErr == nil && !s.opts.Ranking.NoFeedback {
 				expanded, lexErr = s.feedbackList(ctx, vs, scope, lq, lex)
+			}
+			if lexErr == nil && !(s.opts.Ranking.NoNeighbours && s.opts.Ranking.NoSession) {
+				lex, lc, lexErr = s.inContext(ctx, scope, lq, lex)
 			}
 		})
 	}
@@ -150,10 +165,19 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
 			all = first(all, best[0].ID)
 		}
+		for i, h := range all {
+			if lc.joined[h.ID] && !slices.ContainsFunc(expanded, func(r Ranked) bool { return r.ID == h.ID }) {
+				all[i].Lists = slices.Clone(h.Lists)
+				all[i].Lists[slices.Index(h.Lists, "lexical")] = "context"
+			}
+		}
 		if !s.opts.Ranking.NoContext {
 			if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
 				return nil, err
 			}
+		}
+		if all, err = s.diversified(ctx, scope, q, all, lc.sessions, q.Limit); err != nil {
+			return nil, err
 		}
 		fused = all[:min(len(all), q.Limit)]
 	}
