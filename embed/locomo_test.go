@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -39,11 +38,6 @@ func TestLoCoMo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type variant struct {
-		name  string
-		mode  custody.SearchMode
-		steps custody.RankingSteps
-	}
 	variants := []variant{
 		{"lexical", custody.ModeLexical, custody.RankingSteps{}},
 		{"semantic", custody.ModeSemantic, custody.RankingSteps{}},
@@ -51,68 +45,27 @@ func TestLoCoMo(t *testing.T) {
 		{"-feedback", custody.ModeHybrid, custody.RankingSteps{NoFeedback: true}},
 		{"-context", custody.ModeHybrid, custody.RankingSteps{NoContext: true}},
 		{"-semantic", custody.ModeHybrid, custody.RankingSteps{NoSemantic: true}},
+		{"-neighbours", custody.ModeHybrid, custody.RankingSteps{NoNeighbours: true}},
+		{"-session", custody.ModeHybrid, custody.RankingSteps{NoSession: true}},
+		{"-diversity", custody.ModeHybrid, custody.RankingSteps{NoDiversity: true}},
 	}
-	ks := []int{1, 5, 10}
-	// tally[fold][variant][category][k index]; category 0 is overall, fold
-	// len(convs) both folds together.
-	type tally [5][3]int
+	folds := make([]*locomoFold, len(convs))
+	for f, c := range convs {
+		folds[f] = newLoCoMoFold(t, c, emb)
+	}
+	// tally[fold][variant]; fold len(convs) is both folds together.
 	hits := make([][]tally, len(convs)+1)
-	asked := make([][5]int, len(convs)+1)
+	asked := make([]tally1, len(convs)+1)
 	for f := range hits {
 		hits[f] = make([]tally, len(variants))
 	}
-	for f, c := range convs {
-		st, key, alice := locomoStore(t)
-		ctx := context.Background()
-		svcs := make([]*custody.Service, len(variants))
+	for f, fold := range folds {
+		asked[f] = fold.asked()
+		asked[len(convs)].add(asked[f])
 		for i, v := range variants {
-			if svcs[i], err = custody.New(st, key, custody.Options{Embedder: emb, Ranking: v.steps}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		svc := svcs[0]
-		batch := make([]custody.Candidate, 0, 64)
-		flush := func() {
-			if _, err := svc.RememberBatch(ctx, alice, batch); err != nil {
-				t.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-		for i, key := range c.Keys {
-			batch = append(batch, custody.Candidate{Namespace: "locomo", Key: key, Class: custody.ClassEpisode, Body: c.Bodies[i], Channel: custody.ChannelUser})
-			if len(batch) == cap(batch) {
-				flush()
-			}
-		}
-		flush()
-		if _, err := svc.EmbedPending(ctx); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range c.Questions {
-			for _, fold := range []int{f, len(convs)} {
-				asked[fold][0]++
-				asked[fold][q.Category]++
-			}
-			for i, v := range variants {
-				res, err := svcs[i].SearchRanked(ctx, alice, custody.SearchInput{Query: q.Text, Mode: v.mode, Limit: 10})
-				if err != nil {
-					t.Fatalf("%s %q: %v", v.name, q.Text, err)
-				}
-				if res.Mode != v.mode {
-					t.Fatalf("%s %q answered as %s: %s", v.name, q.Text, res.Mode, res.Fallback)
-				}
-				for j, k := range ks {
-					for _, h := range res.Items[:min(k, len(res.Items))] {
-						if slices.Contains(q.Evidence, h.Key) {
-							for _, fold := range []int{f, len(convs)} {
-								hits[fold][i][0][j]++
-								hits[fold][i][q.Category][j]++
-							}
-							break
-						}
-					}
-				}
-			}
+			h := fold.run(t, v)
+			hits[f][i] = h
+			hits[len(convs)][i].add(h)
 		}
 	}
 	var b strings.Builder
@@ -124,7 +77,7 @@ func TestLoCoMo(t *testing.T) {
 			fold = "fold " + convs[f].Name
 		}
 		fmt.Fprintf(&b, "\n%s: %d questions\n", fold, asked[f][0])
-		fmt.Fprintf(&b, "%-10s %-12s %5s %6s %6s %6s\n", "mode", "category", "n", "R@1", "R@5", "R@10")
+		fmt.Fprintf(&b, "%-11s %-12s %5s %6s %6s %6s %6s\n", "mode", "category", "n", "R@1", "R@5", "R@10", "all@10")
 		for i, v := range variants {
 			if i < 3 {
 				for cat := 1; cat <= 4; cat++ {
@@ -134,17 +87,20 @@ func TestLoCoMo(t *testing.T) {
 			writeRecall(&b, v.name, names[0], asked[f][0], hits[f][i][0])
 		}
 	}
+	if len(folds) == 2 {
+		crossFolds(t, &b, folds, convs)
+	}
 	t.Log("\n" + b.String())
 }
 
-func writeRecall(b *strings.Builder, m, name string, n int, h [3]int) {
+func writeRecall(b *strings.Builder, m, name string, n int, h [4]int) {
 	r := func(i int) float64 {
 		if n == 0 {
 			return 0
 		}
 		return float64(h[i]) / float64(n)
 	}
-	fmt.Fprintf(b, "%-10s %-12s %5d %6.3f %6.3f %6.3f\n", m, name, n, r(0), r(1), r(2))
+	fmt.Fprintf(b, "%-11s %-12s %5d %6.3f %6.3f %6.3f %6.3f\n", m, name, n, r(0), r(1), r(2), r(3))
 }
 
 // locomoStore opens a fresh store, its server key and a user to act as.
