@@ -2,11 +2,13 @@
 //
 // An Embedder maps texts to unit-length vectors of a fixed dimension, all
 // made by one model whose id is stored with every vector, so that vectors of
-// different models are never compared. Two providers are here: Builtin, an
-// offline embedder over a compacted WordNet 3.0 that needs no network and
-// no model download (the default), and OpenAI, a client of the
-// OpenAI-compatible POST /v1/embeddings protocol (OpenAI, Ollama, vLLM,
-// llama.cpp server, LM Studio, TEI).
+// different models are never compared. Three providers are here: Builtin,
+// an offline embedder over a compacted WordNet 3.0 that needs no network
+// and no model download (the default); Glove, as offline, over GloVe word
+// vectors compacted to int8, which scores a record word by word against
+// the query; and OpenAI, a client of the OpenAI-compatible POST
+// /v1/embeddings protocol (OpenAI, Ollama, vLLM, llama.cpp server, LM
+// Studio, TEI).
 //
 // Vectors are derived data: custody computes them after a write commits,
 // never on the write's path, and search falls back to lexical ranking when
@@ -38,6 +40,7 @@ type Embedder interface {
 // Provider names, as --embedder takes them.
 const (
 	ProviderBuiltin = "builtin"
+	ProviderGlove   = "glove"
 	ProviderOpenAI  = "openai"
 	ProviderNone    = "none"
 )
@@ -49,10 +52,10 @@ const APIKeyEnv = "CUSTODY_EMBEDDER_API_KEY"
 // Config selects and configures an embedder; the zero value is the
 // built-in one.
 type Config struct {
-	Provider string // builtin (default), openai or none
+	Provider string // builtin (default), glove, openai or none
 	URL      string // openai: base URL, e.g. http://localhost:11434/v1
 	Model    string // openai: model name
-	Dim      int    // builtin: vector length (default DefaultBuiltinDim); openai: requested dimensions (0: the model's own)
+	Dim      int    // builtin: vector length (default DefaultBuiltinDim); glove: 0 (the table's); openai: requested dimensions (0: the model's own)
 	APIKey   string // openai: bearer token; New fills it from APIKeyEnv when empty
 	// Timeout bounds one HTTP request (default DefaultTimeout); Retries is
 	// how often a timed-out, 429 or 5xx request is tried again (default
@@ -70,6 +73,11 @@ func New(cfg Config) (Embedder, error) {
 	switch cfg.Provider {
 	case "", ProviderBuiltin:
 		return NewBuiltin(cfg.Dim)
+	case ProviderGlove:
+		if cfg.Dim != 0 {
+			return nil, fmt.Errorf("glove embedder: its vectors have the table's dimension, not %d: leave the dimension unset", cfg.Dim)
+		}
+		return NewGlove()
 	case ProviderOpenAI:
 		if cfg.APIKey == "" {
 			cfg.APIKey = os.Getenv(APIKeyEnv)
@@ -78,7 +86,7 @@ func New(cfg Config) (Embedder, error) {
 	case ProviderNone:
 		return nil, nil
 	}
-	return nil, fmt.Errorf("embedder %q is not known: use builtin, openai or none", cfg.Provider)
+	return nil, fmt.Errorf("embedder %q is not known: use builtin, glove, openai or none", cfg.Provider)
 }
 
 // normalize scales v to unit length in place (a zero vector stays zero).

@@ -249,3 +249,19 @@ func Words(text string) []Word {
 	}
 	return out
 }
+
+// Term is the term of one lower-case token of Query's: an identifier
+// whole, a run of letters or digits as Query makes it (its stem; "" for a
+// stopword). It allocates nothing for a word seen lately.
+func Term(tok string) string {
+	if isIdentifier(tok) {
+		if len(tok) > MaxTermBytes {
+			return ""
+		}
+		return tok
+	}
+	if t := word(tok); len(t) <= MaxTermBytes {
+		return t
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +55,19 @@ func TestWords(t *testing.T) {
 	for _, w := range got {
 		if q := Query(w.Form, 1); !slices.Equal(q, []string{w.Term}) {
 			t.Errorf("Query(%q) = %q, want [%s]", w.Form, q, w.Term)
+		}
+	}
+}
+
+// TestTerm: the term of one token is Query's.
+func TestTerm(t *testing.T) {
+	for _, tok := range []string{"replies", "running", "the", "acct-7777", "bob@example.com", "7777", "café", "東京", "payee.iban", strings.Repeat("a1", MaxTermBytes)} {
+		want := ""
+		if q := Query(tok, 1); len(q) == 1 {
+			want = q[0]
+		}
+		if got := Term(tok); got != want {
+			t.Errorf("Term(%q) = %q, Query's %q", tok, got, want)
 		}
 	}
 }

@@ -1,0 +1,131 @@
+package embed
+
+import "context"
+
+// gloveVersion changes whenever the glove embedder's table or scoring
+// changes.
+const gloveVersion = "glove6b-pc64-50k-ws1"
+
+// Glove is the offline embedder of GloVe word vectors (glove.gz: the
+// 50,000 most frequent a-z words, 64 dimensions as int8). Its search
+// signal is word-level: a record is scored against a query by each query
+// word's most similar word in the record (wordScorer), not by one vector
+// per text, so one apt word in a long record counts fully. Its
+// candidates are found as the built-in embedder's are: the records
+// holding a query word or a WordNet relative of one (Expand).
+// Deterministic and safe for concurrent use.
+type Glove struct {
+	wv *wordVectors
+	wn *Builtin // WordNet: the expansion that finds the candidates
+	p  wordParams
+}
+
+// NewGlove loads the table (and WordNet's, for candidates).
+func NewGlove() (*Glove, error) {
+	wv, err := loadWordVectors()
+	if err != nil {
+		return nil, err
+	}
+	wn, err := NewBuiltin(0)
+	if err != nil {
+		return nil, err
+	}
+	return &Glove{wv: wv, wn: wn, p: defaultWordParams}, nil
+}
+
+// Model is "glove-" and the version of the table and scoring.
+func (g *Glove) Model() string { return "glove-" + gloveVersion }
+
+// Dim is the table's vector length.
+func (g *Glove) Dim() int { return g.wv.dim }
+
+// Embed computes each text's mean word vector (unit length; zero for a
+// text without a word the table holds): what a store of vectors gets
+// from this embedder. Search does not use it: it scores candidates word
+// by word from their texts (Scorer).
+func (g *Glove) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		v := make([]float32, g.wv.dim)
+		eachWord(t, false, func(form string) {
+			if stopwords[form] {
+				return
+			}
+			if r := g.wv.Row(form); r >= 0 {
+				d := g.wv.dim
+				k := g.wv.norms[r]
+				for j, x := range g.wv.vecs[int(r)*d : int(r+1)*d] {
+					v[j] += float32(x) * k
+				}
+			}
+		})
+		normalize(v)
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Terms are the words of text that are not function words, in order,
+// each once (identifiers whole).
+func (g *Glove) Terms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	eachWord(text, false, func(form string) {
+		if !seen[form] && wordTerm(form) != "" {
+			seen[form] = true
+			out = append(out, form)
+		}
+	})
+	return out
+}
+
+// Expand is word and its WordNet relatives, as the built-in embedder's
+// Expand: the words whose records are the candidates for word.
+func (g *Glove) Expand(word string, n int) []string { return g.wn.Expand(word, n) }
+
+// GloveScorer scores candidate records against one query by their words
+// (wordScorer). For one goroutine.
+type GloveScorer struct {
+	ws     *wordScorer
+	ids    []string
+	scores []float32
+}
+
+// Scorer is a GloveScorer for query.
+func (g *Glove) Scorer(query string) *GloveScorer {
+	return &GloveScorer{ws: g.wv.scorer(query, g.p)}
+}
+
+// Add scores one record by its key and body (a JSON body's values, as the
+// search index reads it: lexical.Values).
+func (s *GloveScorer) Add(id, key, body string) {
+	if sc := s.ws.score(key, body); sc > 0 {
+		s.ids = append(s.ids, id)
+		s.scores = append(s.scores, sc)
+	}
+}
+
+// Corpus does nothing: a query word's rarity is its frequency rank in the
+// table's corpus, the same whatever records a caller may see.
+func (s *GloveScorer) Corpus(int) {}
+
+// Top is the k best records added with a positive score, best first, with
+// their scores.
+func (s *GloveScorer) Top(k int) ([]string, []float32) {
+	top := NewNearest[int](k)
+	for i, sc := range s.scores {
+		top.Offer(i, sc)
+	}
+	ids := make([]string, 0, top.Len())
+	scores := make([]float32, 0, top.Len())
+	top.Each(func(i int, sc float32) {
+		ids = append(ids, s.ids[i])
+		scores = append(scores, sc)
+	})
+	return ids, scores
+}

@@ -1,0 +1,278 @@
+package embed
+
+import (
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/custody-mem/custody/internal/lexical"
+)
+
+// wordScorer ranks texts against one query word by word: each query word
+// is matched to the text's most similar word, and the text's score is
+// the mean of those best similarities, each query word weighted by its
+// rarity. Two words are similar as their GloVe vectors are (cosine, past
+// a floor below which words are unrelated); a word of the same English
+// stem is an exact match (1). A word the table does not hold (a name it
+// does not know, a number, an identifier such as ACCT-7777, kept whole
+// as the search index keeps it) matches only itself, so an identifier
+// never finds another that shares its parts. Scores are in [0, 1].
+//
+// A wordScorer remembers each text word's similarities to the query's
+// words, so scoring the candidates of one query costs a few table
+// lookups per word once their words have been seen. It is for one query
+// at a time: not safe for concurrent use.
+type wordScorer struct {
+	g       *wordVectors
+	p       wordParams
+	q       []queryWord
+	total   float32
+	byRow   []int32          // a table word's row -> 1 + offset of its similarities in sims; 0: not yet seen; -1: not a word that counts
+	memo    map[string]int32 // the same for words the table does not hold
+	kept    int              // words remembered
+	sims    []float32        // len(q) per remembered word
+	best    []float32
+	scratch []float32 // a word's similarities when there is no room left
+}
+
+type queryWord struct {
+	term string // the search index's term: the stem, or the identifier
+	row  int32  // its vector's row, -1 for none
+	w    float32
+}
+
+// wordParams are the word scorer's settings (docs/search.md, "The glove
+// signal", says how they were chosen).
+type wordParams struct {
+	floor   float32 // cosine at or below which two words are unrelated
+	synonym float32 // the similarity of two different words at cosine 1
+	rank0   float64 // rarity: a word of frequency rank r weighs ln(1 + (r+1)/rank0)
+}
+
+var defaultWordParams = wordParams{floor: 0.2, synonym: 0.5, rank0: 1}
+
+// maxRemembered bounds the text words a wordScorer remembers (beyond,
+// their similarities are computed each time they are met).
+const maxRemembered = 1 << 15
+
+// maxScoredWords bounds the words of one query that are scored.
+const maxScoredWords = 32
+
+// scorer returns a wordScorer for query; one without words (a query of
+// function words only) scores every text 0.
+func (g *wordVectors) scorer(query string, p wordParams) *wordScorer {
+	s := &wordScorer{g: g, p: p}
+	eachWord(query, false, func(form string) {
+		t := wordTerm(form)
+		if t == "" || len(s.q) == maxScoredWords {
+			return
+		}
+		for _, q := range s.q {
+			if q.term == t {
+				return
+			}
+		}
+		row := g.Row(form)
+		rank := float64(g.Len())
+		if row >= 0 {
+			rank = float64(row)
+		}
+		w := float32(math.Log(1 + (rank+1)/p.rank0))
+		s.q = append(s.q, queryWord{term: t, row: row, w: w})
+		s.total += w
+	})
+	s.best = make([]float32, len(s.q))
+	return s
+}
+
+// Words is the number of query words scored.
+func (s *wordScorer) Words() int { return len(s.q) }
+
+// score is the similarity to the query of the texts read as one (a
+// record's key and body), in [0, 1].
+func (s *wordScorer) score(texts ...string) float32 {
+	if len(s.q) == 0 {
+		return 0
+	}
+	if s.byRow == nil {
+		s.byRow = make([]int32, s.g.Len())
+		s.memo = make(map[string]int32, 64)
+		s.sims = make([]float32, 0, 1024*len(s.q))
+	}
+	clear(s.best)
+	for _, text := range texts {
+		eachWord(text, true, s.match)
+	}
+	var sum float32
+	for i, q := range s.q {
+		sum += q.w * s.best[i]
+	}
+	return sum / s.total
+}
+
+// match counts one word of a text: each query word's best similarity so
+// far.
+func (s *wordScorer) match(form string) {
+	var off int32
+	row := s.g.Row(form)
+	if row >= 0 {
+		off = s.byRow[row] - 1
+	} else {
+		o, ok := s.memo[form]
+		off = o - 1
+		if !ok {
+			off = -1
+		}
+	}
+	var sims []float32
+	switch {
+	case off >= 0:
+		sims = s.sims[off : int(off)+len(s.q)]
+	case off == -2:
+		return // a function word, seen before
+	default:
+		if sims = s.remember(form, row); sims == nil {
+			return
+		}
+	}
+	for i, x := range sims {
+		s.best[i] = max(s.best[i], x)
+	}
+}
+
+// remember computes a text word's similarities to the query's words and
+// keeps them while there is room; nil for a word that does not count (a
+// function word).
+func (s *wordScorer) remember(form string, row int32) []float32 {
+	room := s.kept < maxRemembered
+	keep := func(v int32) {
+		if !room {
+			return
+		}
+		s.kept++
+		if row >= 0 {
+			s.byRow[row] = v
+		} else {
+			s.memo[strings.Clone(form)] = v
+		}
+	}
+	t := wordTerm(form)
+	if t == "" {
+		keep(-1)
+		return nil
+	}
+	out := s.scratch[:0]
+	off := len(s.sims)
+	if room {
+		out = s.sims
+	}
+	for _, q := range s.q {
+		out = append(out, s.similarity(q, t, row))
+	}
+	if !room {
+		s.scratch = out
+		return out
+	}
+	s.sims = out
+	keep(int32(off) + 1)
+	return out[off:]
+}
+
+// similarity is how far a text word (term t, vector row) matches query
+// word q.
+func (s *wordScorer) similarity(q queryWord, t string, row int32) float32 {
+	if t == q.term {
+		return 1
+	}
+	if q.row < 0 || row < 0 {
+		return 0
+	}
+	c := s.g.Cosine(q.row, row)
+	if c <= s.p.floor {
+		return 0
+	}
+	return s.p.synonym * (c - s.p.floor) / (1 - s.p.floor)
+}
+
+// wordTerm is the search index's term of a lower-case word form: its
+// stem, or the identifier whole; "" for a function word.
+func wordTerm(form string) string {
+	if stopwords[form] {
+		return ""
+	}
+	return lexical.Term(form)
+}
+
+// eachWord calls fn with the lower-case words of text as the search index
+// reads them (of a body, the caller passes lexical.Values): tokens are runs
+// of letters and digits joined by single '-', '_', '.', '@' or '+'; a
+// token holding a digit or a joiner other than '-' is an identifier, one
+// word whole (followed, with parts, by each of its runs, as a document's
+// terms are: ACCT-7777 is acct-7777, acct and 7777), and any other token
+// is one word per run ("follow-up" is follow and up).
+func eachWord(text string, parts bool, fn func(form string)) {
+	text = strings.ToLower(text)
+	for i := 0; i < len(text); {
+		end := runEnd(text, i)
+		if end == i {
+			_, w := utf8.DecodeRuneInString(text[i:])
+			i += w
+			continue
+		}
+		ident := false
+		for end < len(text) && isJoiner(text[end]) {
+			next := runEnd(text, end+1)
+			if next == end+1 {
+				break
+			}
+			ident = ident || text[end] != '-'
+			end = next
+		}
+		tok := text[i:end]
+		i = end
+		if !ident {
+			ident = strings.ContainsFunc(tok, unicode.IsNumber)
+		}
+		if ident {
+			fn(tok)
+			if !parts {
+				continue
+			}
+		}
+		for j := 0; j < len(tok); {
+			e := runEnd(tok, j)
+			if e == j {
+				j++ // a '-'
+				continue
+			}
+			fn(tok[j:e])
+			j = e
+		}
+	}
+}
+
+// runEnd is the end of the run of letters and digits of s starting at i
+// (i itself when there is none).
+func runEnd(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+				return i
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			return i
+		}
+		i += w
+	}
+	return i
+}
+
+func isJoiner(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || c == '@' || c == '+'
+}
