@@ -2,6 +2,7 @@ package embed
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -134,4 +135,28 @@ func cpuTime() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkLoadWordVectors is reading the embedded table: the time one
+// load takes, and the heap it keeps (retained-MB).
+//
+//	go test ./embed -run '^$' -bench LoadWordVectors -benchmem
+func BenchmarkLoadWordVectors(b *testing.B) {
+	var keep *wordVectors
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var err error
+		if keep, err = readWordVectors(gloveTable); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "retained-MB")
+	runtime.KeepAlive(keep)
 }
