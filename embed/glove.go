@@ -28,6 +28,7 @@ var gloveTable []byte
 type wordVectors struct {
 	dim   int
 	rows  map[string]int32
+	words []string  // row -> word
 	vecs  []int8    // row-major, dim per row
 	norms []float32 // 1/|v| per row
 }
@@ -62,9 +63,11 @@ func readWordVectors(gz []byte) (*wordVectors, error) {
 	if r.err != nil || dim <= 0 || n <= 0 || n > 1<<22 || dim > 4096 {
 		return nil, errors.New("embed: glove table: bad header (run go generate in embed/)")
 	}
-	g := &wordVectors{dim: dim, rows: make(map[string]int32, n), norms: make([]float32, n)}
+	g := &wordVectors{dim: dim, rows: make(map[string]int32, n), words: make([]string, n), norms: make([]float32, n)}
 	for i := range n {
-		g.rows[r.str()] = int32(i)
+		w := r.str()
+		g.rows[w] = int32(i)
+		g.words[i] = w
 	}
 	if r.err != nil || len(r.b) != n*dim {
 		return nil, errors.New("embed: glove table: truncated (run go generate in embed/)")
@@ -128,4 +131,22 @@ func dotInt8(a, b []int8) int32 {
 		s0 += int32(a[i]) * int32(b[i])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// neighbours are the words of the k rows nearest to row (by cosine, above
+// floor), nearest first; row itself is not among them. It reads the
+// whole table: callers keep what it returns.
+func (g *wordVectors) neighbours(row int32, k int, floor float32) []string {
+	top := NewNearest[int32](k)
+	for r := range int32(len(g.norms)) {
+		if r == row {
+			continue
+		}
+		if c := g.Cosine(row, r); c > floor {
+			top.Offer(r, c)
+		}
+	}
+	out := make([]string, 0, top.Len())
+	top.Each(func(r int32, _ float32) { out = append(out, g.words[r]) })
+	return out
 }

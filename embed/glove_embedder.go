@@ -1,6 +1,10 @@
 package embed
 
-import "context"
+import (
+	"context"
+	"slices"
+	"sync"
+)
 
 // gloveVersion changes whenever the glove embedder's table or scoring
 // changes.
@@ -18,7 +22,17 @@ type Glove struct {
 	wv *wordVectors
 	wn *Builtin // WordNet: the expansion that finds the candidates
 	p  wordParams
+	// near is how many of a query word's nearest GloVe neighbours join
+	// its WordNet relatives among the words that find candidates.
+	near int
+
+	mu     sync.Mutex
+	nearby map[string][]string // word -> its nearest neighbours
 }
+
+// DefaultGloveNeighbours is how many nearest neighbours of each query
+// word find candidates beside its WordNet relatives.
+const DefaultGloveNeighbours = 8
 
 // NewGlove loads the table (and WordNet's, for candidates).
 func NewGlove() (*Glove, error) {
@@ -30,7 +44,7 @@ func NewGlove() (*Glove, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Glove{wv: wv, wn: wn, p: defaultWordParams}, nil
+	return &Glove{wv: wv, wn: wn, p: defaultWordParams, near: DefaultGloveNeighbours, nearby: map[string][]string{}}, nil
 }
 
 // Model is "glove-" and the version of the table and scoring.
@@ -84,9 +98,47 @@ func (g *Glove) Terms(text string) []string {
 	return out
 }
 
-// Expand is word and its WordNet relatives, as the built-in embedder's
-// Expand: the words whose records are the candidates for word.
-func (g *Glove) Expand(word string, n int) []string { return g.wn.Expand(word, n) }
+// Expand is word, its WordNet relatives (as the built-in embedder's
+// Expand) and its nearest GloVe neighbours, at most n words in all: the
+// words whose records are the candidates for word.
+func (g *Glove) Expand(word string, n int) []string {
+	out := g.wn.Expand(word, n)
+	nb := g.neighbours(word)
+	k := min(len(nb), n/2)
+	out = out[:min(len(out), n-k)]
+	for _, w := range nb {
+		if len(out) == n {
+			break
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// neighbours are word's g.near nearest neighbours in the table, computed
+// once (a scan of the table, about a millisecond).
+func (g *Glove) neighbours(word string) []string {
+	if g.near <= 0 {
+		return nil
+	}
+	g.mu.Lock()
+	nb, ok := g.nearby[word]
+	g.mu.Unlock()
+	if ok {
+		return nb
+	}
+	if row := g.wv.Row(word); row >= 0 {
+		nb = g.wv.neighbours(row, g.near, g.p.floor)
+	}
+	g.mu.Lock()
+	if len(g.nearby) < maxCachedWords {
+		g.nearby[word] = nb
+	}
+	g.mu.Unlock()
+	return nb
+}
 
 // GloveScorer scores candidate records against one query by their words
 // (wordScorer). For one goroutine.

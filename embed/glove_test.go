@@ -143,3 +143,17 @@ func TestGloveEmbed(t *testing.T) {
 		t.Error("New(glove, Dim 64) succeeded")
 	}
 }
+
+// TestGloveExpand: a query word's candidates come from its WordNet
+// relatives and its nearest GloVe neighbours; an unknown word is only
+// itself.
+func TestGloveExpand(t *testing.T) {
+	g := glove(t)
+	got := g.Expand("pottery", 24)
+	if len(got) == 0 || got[0] != "pottery" || len(got) > 24 || !slices.Contains(got, "earthenware") || !slices.Contains(got, "ceramics") {
+		t.Errorf("Expand(pottery) = %v, want pottery first, earthenware (WordNet) and ceramics (GloVe), at most 24", got)
+	}
+	if got := g.Expand("zorblatt", 24); !slices.Equal(got, []string{"zorblatt"}) {
+		t.Errorf("Expand(zorblatt) = %v", got)
+	}
+}
