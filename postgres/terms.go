@@ -61,8 +61,14 @@ func documentText(r *custody.Record) string {
 // quoteLexeme quotes a term for tsvector or tsquery input, where it is
 // then a lexeme as it stands, never an operator.
 func quoteLexeme(t string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(t) + "'"
+	if strings.ContainsAny(t, `\'`) {
+		t = lexemeQuotes.Replace(t)
+	}
+	return "'" + t + "'"
 }
+
+// lexemeQuotes escapes what a quoted lexeme cannot hold as it is.
+var lexemeQuotes = strings.NewReplacer(`\`, `\\`, `'`, `''`)
 
 // tsQuery turns plain text into tsquery input: its terms, quoted, OR-ed.
 func tsQuery(text string) string {
