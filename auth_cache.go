@@ -97,7 +97,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, e
 	if token == "" {
 		return nil, ErrUnauthenticated
 	}
-	hash := HashToken(token)
+	return s.authenticateHash(ctx, HashToken(token))
+}
+
+// authenticateHash is Authenticate of the token whose hash is hash.
+func (s *Service) authenticateHash(ctx context.Context, hash []byte) (*Principal, error) {
 	pv, cached := s.store.(PrincipalVersioner)
 	var v int64
 	if cached {

@@ -199,9 +199,11 @@ func (s *Service) OnEvent(fn func(Event)) {
 // rolls back (its own error, or a failed commit) counts for nothing.
 func (s *Service) update(ctx context.Context, fn func(Tx) error) error {
 	var events []Event
-	err := s.store.Update(ctx, func(tx Tx) error {
-		events = events[:0] // a store may run fn again
-		return holdingLog(ctx, tx, func() error { return fn(&eventTx{Tx: tx, events: &events}) })
+	err := s.updateChecked(ctx, func() error {
+		return s.store.Update(ctx, func(tx Tx) error {
+			events = events[:0] // a store may run fn again
+			return holdingLog(ctx, tx, func() error { return fn(&eventTx{Tx: tx, events: &events}) })
+		})
 	})
 	if err == nil {
 		for _, e := range events {

@@ -24,12 +24,14 @@ func PrincipalFrom(ctx context.Context) *custody.Principal {
 // WWW-Authenticate: Bearer; an exhausted bucket is 429 with Retry-After.
 // Wrapping a handler twice authenticates once.
 func (s *Server) Authenticated(h http.Handler) http.Handler {
-	return s.authenticated(h, s.limiter)
+	return s.authenticated(h, s.limiter, false)
 }
 
 // authenticated is Authenticated with the bucket of lim (nil: none): the
-// write limiter, or the log readers' own (see readLimit).
-func (s *Server) authenticated(h http.Handler, lim *limiter) http.Handler {
+// write limiter, or the log readers' own (see readLimit). write
+// authenticates a request that is one write (custody's
+// AuthenticateWrite): its handler serves it with the context returned.
+func (s *Server) authenticated(h http.Handler, lim *limiter, write bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if PrincipalFrom(r.Context()) != nil {
 			h.ServeHTTP(w, r)
@@ -40,7 +42,14 @@ func (s *Server) authenticated(h http.Handler, lim *limiter) http.Handler {
 			unauthenticated(w, "missing bearer token; send Authorization: Bearer <token> (custody principal add prints one)")
 			return
 		}
-		p, err := s.svc.Authenticate(r.Context(), token)
+		ctx := r.Context()
+		var p *custody.Principal
+		var err error
+		if write {
+			ctx, p, err = s.svc.AuthenticateWrite(ctx, token)
+		} else {
+			p, err = s.svc.Authenticate(ctx, token)
+		}
 		if err != nil {
 			if errors.Is(err, custody.ErrUnauthenticated) {
 				unauthenticated(w, "unknown bearer token")
@@ -59,7 +68,7 @@ func (s *Server) authenticated(h http.Handler, lim *limiter) http.Handler {
 				return
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(ctx, principalKey{}, p)))
 	})
 }
 

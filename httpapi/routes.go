@@ -15,6 +15,10 @@ type route struct {
 	tag          string
 	public       bool // served without a bearer token
 	logRead      bool // a read of the log: the log readers' budget (readlimit.go), not the writes'
+	// authInWrite: the request is one write, whose store may check the
+	// principals version in the write's own round trip
+	// (custody.Service.AuthenticateWrite).
+	authInWrite bool
 
 	request      any  // the JSON body's type (a zero value); nil: no body
 	optionalBody bool // an empty body is allowed
@@ -70,8 +74,8 @@ func (s *Server) coreRoutes() []route {
 
 		{method: "POST", path: "/v1/memories", summary: "Submit a candidate memory", tag: "memories",
 			request: MemoryRequest{}, status: 201, alsoStatus: []int{202}, response: custody.Decision{},
-			notFound: "a parent named in derived_from, or the session, was not found", errors: []int{403, 404, 413, 503},
-			handler: s.remember},
+			notFound: "a parent named in derived_from, or the session, was not found", errors: []int{403, 404, 409, 413, 503},
+			authInWrite: true, handler: s.remember},
 		{method: "POST", path: "/v1/memories/batch", summary: "Submit up to 1000 candidates, each decided on its own, in one transaction", tag: "memories",
 			request: BatchRequest{}, status: 200, response: BatchResponse{}, errors: []int{403, 404, 413, 503}, handler: s.rememberBatch},
 		{method: "GET", path: "/v1/memories", summary: "List eligible memories, newest version per key", tag: "memories",

@@ -270,14 +270,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(rt route) {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := rt.handler(w, r); err != nil {
+			if rt.authInWrite { // no error answered to a token revoked meanwhile
+				if aerr := s.svc.SettlePrincipals(r.Context()); aerr != nil {
+					err = aerr
+				}
+			}
 			s.writeError(w, r, rt, err)
 		}
 	})
 	switch {
+	case rt.authInWrite:
+		h = s.withTimeout(s.authenticated(h, s.limiter, true))
 	case rt.logRead && rt.public:
 		h = s.withTimeout(s.addressLimited(h))
 	case rt.logRead:
-		h = s.withTimeout(s.authenticated(h, s.readLimiter))
+		h = s.withTimeout(s.authenticated(h, s.readLimiter, false))
 	case !rt.public:
 		h = s.withTimeout(s.Authenticated(h))
 	}

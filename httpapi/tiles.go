@@ -37,7 +37,7 @@ func (s *Server) handleTiles() {
 		{"GET " + TilesPrefix + "{log}/checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
 		{"GET " + TilesPrefix + "{log}/latest-checkpoint", s.addressLimited(http.HandlerFunc(s.tileCheckpoint))},
 		{"GET " + TilesPrefix + "{log}/tile/{path...}", s.addressLimited(http.HandlerFunc(s.tile))},
-		{"GET " + TilesPrefix + "{log}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter)},
+		{"GET " + TilesPrefix + "{log}/tile/entries/{path...}", s.authenticated(http.HandlerFunc(s.tile), s.readLimiter, false)},
 	} {
 		s.mux.Handle(p.pattern, s.instrument(p.pattern, s.withTimeout(p.h)))
 	}

@@ -78,7 +78,7 @@ func (b *batchRun) run(i int) runResult {
 	}
 	held, known := maps.Clone(b.locks), maps.Clone(b.states)
 	bt := &batchTx{Tx: b.tx, ctx: b.ctx, pending: b.carry.stmts, carried: b.carry.stmts.Len()}
-	lt := &lockedTx{t: &txn{tx: bt}, locks: b.locks, noWait: len(b.locks) > 0, states: b.states, borders: &b.s.borders}
+	lt := &lockedTx{t: &txn{tx: bt}, locks: b.locks, noWait: len(b.locks) > 0, states: b.states, borders: &b.s.borders, keys: &b.s.keys}
 	if err := w.ctx.Err(); err != nil { // it only sends the write before's statements
 		b.errs[i] = err
 	} else {

@@ -37,6 +37,10 @@ type borders struct {
 	mu      sync.Mutex
 	m       map[string]keptBorder
 	flights map[string]*flight
+	// claims are the tenants a batch run ahead predicts from (ahead.go):
+	// one at a time, so that two batches of this server never predict
+	// the same state.
+	claims map[string]chan struct{}
 	// reads counts the borders read whole (the tests).
 	reads atomic.Int64
 }
@@ -47,6 +51,9 @@ type borders struct {
 type keptBorder struct {
 	size  uint64
 	nodes map[compact.NodeID][]byte
+	// st is the whole state the commit left, when the batch knew it
+	// (its policy and pauses too): what a batch run ahead predicts.
+	st *tenantState
 }
 
 // flight is a commit under way that leaves a tenant's log at size.
@@ -114,7 +121,8 @@ func (b *borders) committing(locks map[string]bool, states map[string]*tenantSta
 			if !ok || states[tenant] == nil {
 				delete(b.m, tenant)
 			} else {
-				b.keep(tenant, keptBorder{size: states[tenant].size, nodes: states[tenant].border})
+				st := states[tenant]
+				b.keep(tenant, keptBorder{size: st.size, nodes: st.border, st: st})
 			}
 			if f := mine[tenant]; f != nil {
 				if b.flights[tenant] == f {
@@ -123,6 +131,64 @@ func (b *borders) committing(locks map[string]bool, states map[string]*tenantSta
 				close(f.done)
 			}
 		}
+	}
+}
+
+// landed keeps st as tenant's state after a batch run ahead committed
+// it (ok), or drops what was kept of tenant.
+func (b *borders) landed(tenant string, st *tenantState, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]keptBorder{}
+	}
+	if ok && st != nil {
+		b.keep(tenant, keptBorder{size: st.size, nodes: st.border, st: st})
+	} else {
+		delete(b.m, tenant)
+	}
+}
+
+// claim returns the state kept of tenant for a batch run ahead, once no
+// commit of this server is under way for it and no other batch has
+// claimed it, and claims it until release is called; nil (and a release
+// that does nothing) when no whole state is kept.
+func (b *borders) claim(ctx context.Context, tenant string) (st *tenantState, release func()) {
+	b.mu.Lock()
+	for {
+		var wait chan struct{}
+		if f := b.flights[tenant]; f != nil {
+			wait = f.done
+		} else if c := b.claims[tenant]; c != nil {
+			wait = c
+		} else {
+			break
+		}
+		b.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, func() {}
+		}
+		b.mu.Lock()
+	}
+	defer b.mu.Unlock()
+	k, ok := b.m[tenant]
+	if !ok || k.st == nil || !k.st.pausesKnown {
+		return nil, func() {}
+	}
+	if b.claims == nil {
+		b.claims = map[string]chan struct{}{}
+	}
+	c := make(chan struct{})
+	b.claims[tenant] = c
+	return k.st, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.claims[tenant] == c {
+			delete(b.claims, tenant)
+		}
+		close(c)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
+	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/storetest"
 	"github.com/custody-mem/custody/tlog"
 )
@@ -61,6 +62,9 @@ func BenchmarkHTTPWrite(b *testing.B) {
 		return nil
 	})
 	storetest.ReportCalls(b, lat, elapsed, "writes/s", "write")
+	a := st.(*postgres.Store).AheadStats()
+	b.ReportMetric(float64(a.Applied)/float64(b.N), "ahead/write")
+	b.ReportMetric(float64(a.Missed+a.Declined+a.Failed), "not-ahead-batches")
 }
 
 // benchService is a service over st with a fresh server key and the

@@ -29,6 +29,12 @@ type lockedTx struct {
 	states map[string]*tenantState
 	// borders are the borders the server last committed (borders.go).
 	borders *borders
+	// keys are the versions of keys the server last wrote or read, kept
+	// up to date with the writes (keycache.go); nil keeps none.
+	keys *keyCache
+	// ahead is the batch run ahead this Tx answers for (ahead.go), nil
+	// for a batch that reads.
+	ahead *aheadRun
 }
 
 var _ custody.Tx = (*lockedTx)(nil)
@@ -63,7 +69,20 @@ func (l *lockedTx) MaxVersion(ctx context.Context, tenant, owner, namespace, key
 
 // KeyVersions is read in the round trip that takes the tenant's lock when
 // the write does not hold it yet (a new keyed record's first read).
-func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, key string) (string, int, error) {
+func (l *lockedTx) KeyVersions(ctx context.Context, tenant, owner, namespace, key string) (cur string, v int, err error) {
+	if l.ahead != nil {
+		if err := l.lock(ctx, tenant); err != nil {
+			return "", 0, err
+		}
+		cur, v, err = l.ahead.keyVersions(tenant, owner, namespace, key)
+		l.err = err // a key it cannot tell: the batch runs with its reads
+		return cur, v, err
+	}
+	defer func() {
+		if err == nil && l.keys != nil {
+			l.keys.put(keyRef{tenant, owner, namespace, key}, custody.KeyVersions{Current: cur, Max: v})
+		}
+	}()
 	if storable(tenant, owner, namespace, key) {
 		var cur string
 		var v int
@@ -96,10 +115,15 @@ func (l *lockedTx) KeysVersions(ctx context.Context, tenant, owner string, keys 
 	if err := l.lockWith(ctx, tenant, read); err != nil {
 		return nil, err
 	}
-	if read.done {
-		return out, err
+	if !read.done {
+		out, err = l.t.KeysVersions(ctx, tenant, owner, keys)
 	}
-	return l.t.KeysVersions(ctx, tenant, owner, keys)
+	if err == nil && l.keys != nil && len(out) == len(keys) {
+		for i, k := range keys {
+			l.keys.put(keyRef{tenant, owner, k.Namespace, k.Key}, out[i])
+		}
+	}
+	return out, err
 }
 
 func (l *lockedTx) Versions(ctx context.Context, tenant, owner, namespace, key string) ([]*custody.Record, error) {
@@ -113,12 +137,21 @@ func (l *lockedTx) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if err := l.lock(ctx, r.Tenant); err != nil {
 		return err
 	}
-	return l.t.InsertRecord(ctx, r)
+	if err := l.t.InsertRecord(ctx, r); err != nil {
+		return err
+	}
+	if l.keys != nil {
+		l.keys.inserted(r)
+	}
+	return nil
 }
 
 func (l *lockedTx) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	if err := l.lock(ctx, r.Tenant); err != nil {
 		return err
+	}
+	if l.keys != nil && r.Key != "" {
+		l.keys.forget(keyRef{r.Tenant, r.Owner, r.Namespace, r.Key})
 	}
 	return l.t.UpdateRecord(ctx, r)
 }
@@ -140,6 +173,9 @@ func (l *lockedTx) Descendants(ctx context.Context, tenant, id string) ([]custod
 func (l *lockedTx) SetStates(ctx context.Context, tenant string, recs []custody.IDState, state custody.State, logIndex uint64, rc *custody.Receipt) error {
 	if err := l.lock(ctx, tenant); err != nil {
 		return err
+	}
+	if l.keys != nil && len(recs) > 0 {
+		l.keys.clear() // the keys of recs are not known here
 	}
 	return l.t.SetStates(ctx, tenant, recs, state, logIndex, rc)
 }

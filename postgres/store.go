@@ -68,6 +68,12 @@ type Store struct {
 	borders borders
 	// copies are the tenants' search terms in memory (search_copy.go).
 	copies *searchCopies
+	// keys are the versions of keys the writer last wrote or read.
+	keys keyCache
+	// noAhead runs every batch with its reads (the tests of that path).
+	noAhead bool
+	// The batches run ahead in one round trip (ahead.go).
+	aheadApplied, aheadBatches, aheadDeclined, aheadMissed, aheadFailed atomic.Int64
 }
 
 var _ custody.Store = (*Store)(nil)

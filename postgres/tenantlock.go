@@ -51,6 +51,14 @@ func (l *lockedTx) lockWith(ctx context.Context, tenant string, then *pipelined)
 	if l.locks[tenant] || l.locks[""] {
 		return nil
 	}
+	if l.ahead != nil {
+		if err := l.lockAhead(ctx, tenant); err != nil {
+			l.err = err
+			return err
+		}
+		l.locks[tenant] = true
+		return nil
+	}
 	var err error
 	got := true
 	switch {

@@ -157,6 +157,18 @@ func (s *Store) commit(batch []*write) (again []*write) {
 	defer conn.Release()
 	b.tx = &connTx{c: conn}
 	defer b.tx.Rollback(ctx) // after the commit, a no-op
+	switch b.ahead() {
+	case aheadDone:
+		return b.finish(nil)
+	case aheadLost:
+		return b.finish(nil) // every write has the connection's error
+	}
+	if !b.checkPrincipals() {
+		return b.finish(nil)
+	}
+	if len(b.batch) == 0 {
+		return nil
+	}
 	for i := 0; i < len(batch); i++ {
 		switch b.run(i) {
 		case runLost:

@@ -1,0 +1,158 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/postgres"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// callCounter counts what a pool sends as one message train and waits
+// for: a statement, or a pipeline of them (pgx's tracers). Once a
+// connection has prepared a statement, each is one round trip.
+type callCounter struct{ n atomic.Int64 }
+
+func (c *callCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *callCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *callCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *callCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *callCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// openCounted opens a store on dsn whose round trips are counted.
+func openCounted(t *testing.T, dsn string) (*postgres.Store, *callCounter) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &callCounter{}
+	cfg.ConnConfig.Tracer = c
+	st, err := postgres.OpenConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, c
+}
+
+// A write of a tenant this server wrote last is one round trip: the
+// lock, the checks of what the write was told, its inserts and the
+// commit in one pipeline; with the batch run as before (its reads, then
+// its inserts with the commit) it is two.
+func TestWriteAloneIsOneRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	st, calls := openCounted(t, newDatabase(t))
+	svc := keyedServices(t)(st)
+	alice := userOf(t, svc)
+	remember := func(key, body string) *custody.Decision {
+		t.Helper()
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Key: key, Class: custody.ClassFact, Body: body, Channel: custody.ChannelUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for i := range 3 { // the tenant's state and the statements, learned
+		remember(fmt.Sprintf("warm%d", i), "warming up")
+	}
+	count := func(key, body string, want int64) *custody.Decision {
+		t.Helper()
+		before := calls.n.Load()
+		d := remember(key, body)
+		if got := calls.n.Load() - before; got != want {
+			t.Fatalf("writing %s took %d round trips, want %d", key, got, want)
+		}
+		return d
+	}
+	applied := st.AheadStats().Applied
+	count("new", "a new key", 1)
+	d := count("new", "the same key again", 1)
+	if d.Record.Version != 2 || d.State != custody.StateAdmitted {
+		t.Fatalf("the second version of the key is version %d, %s; want 2, admitted", d.Record.Version, d.State)
+	}
+	if got := st.AheadStats().Applied - applied; got != 2 {
+		t.Fatalf("%d writes applied ahead, want 2", got)
+	}
+
+	postgres.SetAhead(st, false)
+	count("other", "with its reads", 2)
+	d = count("other", "with its reads again", 2)
+	if d.Record.Version != 2 {
+		t.Fatalf("the second version of the key is version %d, want 2", d.Record.Version)
+	}
+	expectVerify(t, svc, "")
+}
+
+// What another server changed meanwhile (a version of a key, an append
+// to the log, a pause) fails the check of a write run ahead: nothing of it
+// is written, and it is applied again on what the rows hold, its
+// decision made on that.
+func TestWriteAheadSeesAnotherServersWrites(t *testing.T) {
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	service := keyedServices(t)
+	a, b := openDSN(t, dsn), openDSN(t, dsn)
+	sa, sb := service(a), service(b)
+	p, _, err := sa.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	admin, _, err := sa.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "root", Roles: []string{"admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember := func(svc *custody.Service, key, body string) *custody.Decision {
+		t.Helper()
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Key: key, Class: custody.ClassFact, Body: body, Channel: custody.ChannelUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	remember(sa, "x", "first")
+	remember(sa, "y", "second")
+	if a.AheadStats().Applied == 0 {
+		t.Fatal("no write of a tenant the server wrote last was applied ahead")
+	}
+	remember(sb, "x", "written through the other server")
+	missed := a.AheadStats().Missed
+	d := remember(sa, "x", "third")
+	if d.Record.Version != 3 || d.State != custody.StateAdmitted {
+		t.Fatalf("after the other server's version 2, the key's new version is %d, %s; want 3, admitted", d.Record.Version, d.State)
+	}
+	if a.AheadStats().Missed != missed+1 {
+		t.Fatal("the stale prediction was not caught by the check")
+	}
+	cur, err := sa.Get(ctx, alice, d.ID)
+	if err != nil || cur.Body != "third" {
+		t.Fatalf("the key's version in force: %v, %v", cur, err)
+	}
+
+	remember(sa, "z", "ahead again")
+	ca := &custody.Caller{Principal: admin, Subject: admin}
+	if _, err := sb.SetPause(ctx, ca, custody.PauseInput{Writer: p.Name, Reason: "checking a leak"}); err != nil {
+		t.Fatal(err)
+	}
+	missed = a.AheadStats().Missed
+	held := remember(sa, "w", "while paused on the other server")
+	if held.State == custody.StateAdmitted {
+		t.Fatalf("a write paused through the other server was %s (%s); want it held", held.State, held.Reason)
+	}
+	if a.AheadStats().Missed != missed+1 {
+		t.Fatal("the pause was not caught by the check")
+	}
+	expectVerify(t, sa, "")
+	expectVerify(t, sb, "")
+}
