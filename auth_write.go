@@ -112,7 +112,9 @@ func (s *Service) SettlePrincipals(ctx context.Context) error {
 }
 
 // updateChecked runs update, and again once the principals are settled
-// when the store refused it for a change to them.
+// when the store refused it for a change to them that left its principal
+// as it was; a principal changed meanwhile is a *principalChanged, which
+// Remember decides again with (ErrConflict for any other write).
 func (s *Service) updateChecked(ctx context.Context, run func() error) error {
 	err := run()
 	e, ok := ctx.Value(expectationKey{}).(*principalsExpectation)
@@ -120,10 +122,14 @@ func (s *Service) updateChecked(ctx context.Context, run func() error) error {
 		return err
 	}
 	if errors.Is(err, ErrPrincipalsChanged) && !e.settled.Load() {
-		if err := s.reauthenticate(ctx, e); err != nil {
+		p, changed, err := s.settleExpectation(ctx, e)
+		if err != nil {
 			return err
 		}
-		err = run()
+		if changed {
+			return &principalChanged{p: p}
+		}
+		return run()
 	}
 	if err == nil {
 		e.settled.Store(true)
@@ -131,19 +137,101 @@ func (s *Service) updateChecked(ctx context.Context, run func() error) error {
 	return err
 }
 
-// reauthenticate authenticates e's token again and settles e when it
-// still resolves to the principal served.
+// principalChanged is a write refused because its principal changed
+// after its request was authenticated from the cache: p is the principal
+// now, authenticated again.
+type principalChanged struct{ p *Principal }
+
+func (e *principalChanged) Error() string {
+	return fmt.Sprintf("principal %s changed while its request was in flight (its rights or its keys); nothing was written: send the request again", e.p.ID())
+}
+
+func (e *principalChanged) Unwrap() error { return ErrConflict }
+
+// reauthenticate authenticates e's token again and settles e; an error
+// when the principal changed.
 func (s *Service) reauthenticate(ctx context.Context, e *principalsExpectation) error {
+	p, changed, err := s.settleExpectation(ctx, e)
+	if err == nil && changed {
+		err = &principalChanged{p: p}
+	}
+	return err
+}
+
+// settleExpectation authenticates e's token again, settles e, and
+// returns the principal it names now, and whether it is another than the
+// one served.
+func (s *Service) settleExpectation(ctx context.Context, e *principalsExpectation) (*Principal, bool, error) {
 	p, err := s.authenticateHash(ctx, e.hash[:])
 	if err != nil {
-		return err
-	}
-	if !samePrincipal(p, e.principal) {
-		return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(
-			"principal %s changed while its request was in flight (its rights or its keys); nothing was written: send the request again", p.ID())}
+		return nil, false, err
 	}
 	e.settled.Store(true)
-	return nil
+	return p, !samePrincipal(p, e.principal), nil
+}
+
+// freshPrincipal is p, or the principal its token names now when a
+// change to the principals committed since the request was authenticated
+// from the cache (its expectation is settled here: a read of the
+// version).
+func (s *Service) freshPrincipal(ctx context.Context, p *Principal) (*Principal, error) {
+	e, ok := ctx.Value(expectationKey{}).(*principalsExpectation)
+	if !ok || e.settled.Load() {
+		return p, nil
+	}
+	v, err := s.store.(PrincipalVersioner).PrincipalsVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v == e.version {
+		e.settled.Store(true)
+		return p, nil
+	}
+	fresh, changed, err := s.settleExpectation(ctx, e)
+	if err != nil || !changed {
+		return p, err
+	}
+	return fresh, nil
+}
+
+// rememberAgain decides a write again when its principal changed after
+// its request was authenticated from the cache, or when it failed on what
+// may be the principal's rights before they were checked: with the
+// principal as it is now, and the same subject.
+func (s *Service) rememberAgain(ctx context.Context, c *Caller, in Candidate, err error) (*Decision, error) {
+	var moved *principalChanged
+	var p *Principal
+	switch {
+	case errors.As(err, &moved):
+		p = moved.p
+	case settled(ctx):
+		return nil, err
+	default:
+		fresh, ferr := s.freshPrincipal(ctx, c.Principal)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if fresh == c.Principal {
+			return nil, err
+		}
+		p = fresh
+	}
+	subject := ""
+	if c.Subject.ID() != c.Principal.ID() {
+		subject = c.Subject.Name
+	}
+	c2, err := s.Act(ctx, p, subject)
+	if err != nil {
+		return nil, err
+	}
+	return s.remember(ctx, c2, in)
+}
+
+// settled reports whether ctx holds no expectation of the principals
+// that is still to be checked.
+func settled(ctx context.Context) bool {
+	_, ok := ExpectedPrincipals(ctx)
+	return !ok
 }
 
 // samePrincipal reports whether a and b are one principal with the same

@@ -105,6 +105,15 @@ func (s *Service) validate(c *Caller, in *Candidate) error {
 // The decision is made ahead, on the caller's goroutine, and made again in
 // the transaction if what it was made on has changed (prepare.go).
 func (s *Service) Remember(ctx context.Context, c *Caller, in Candidate) (*Decision, error) {
+	d, err := s.remember(ctx, c, in)
+	if err != nil {
+		return s.rememberAgain(ctx, c, in, err)
+	}
+	return d, nil
+}
+
+// remember is Remember as c is now.
+func (s *Service) remember(ctx context.Context, c *Caller, in Candidate) (*Decision, error) {
 	if err := s.validate(c, &in); err != nil {
 		return nil, err
 	}

@@ -274,6 +274,15 @@ func (c *Caller) scope(now time.Time) Scope {
 // user. Naming anyone not allowed is ErrSubjectNotAllowed whether or not
 // the name exists.
 func (s *Service) Act(ctx context.Context, p *Principal, subject string) (*Caller, error) {
+	if subject != "" && subject != p.Name {
+		// A principal authenticated from the cache (AuthenticateWrite)
+		// is checked before it acts for another: its subject is read
+		// anyway.
+		var err error
+		if p, err = s.freshPrincipal(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	denied := &Error{Kind: ErrSubjectNotAllowed, Msg: fmt.Sprintf("principal %s may not act for subject %q; the subject must be a user principal of tenant %s", p.ID(), subject, p.Tenant)}
 	agent := p.Has(RoleAgent) && !p.Has(RoleUser)
 	switch {

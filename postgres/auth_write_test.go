@@ -134,5 +134,29 @@ func TestHTTPWriteChecksPrincipalsInItsRoundTrip(t *testing.T) {
 	if code, out := post(carol, bad); code != 400 {
 		t.Fatalf("carol's bad request: %d %s, want 400", code, out)
 	}
+
+	// erin's channels narrowed, then widened again, through the other
+	// server: each write is decided with her rights as they are now.
+	_, erin, err := sa.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "erin", Roles: []string{"user"}, Channels: []string{"user", "tool:web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onWeb := map[string]any{"namespace": "n", "class": "fact", "body": "read on the web", "channel": "tool:web"}
+	channels := func(chs ...string) {
+		t.Helper()
+		if _, err := sb.UpdatePrincipal(ctx, custody.PrincipalAdmin{Tenant: "acme", By: "operator"}, "erin", custody.PrincipalChange{Channels: chs, Reason: "a test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep(erin)
+	channels("user")
+	if code, out := post(erin, onWeb); code != 403 {
+		t.Fatalf("a write on a channel taken from erin through the other server: %d %s, want 403", code, out)
+	}
+	keep(erin)
+	channels("user", "tool:web")
+	if code, out := post(erin, onWeb); code != 201 && code != 202 {
+		t.Fatalf("a write on a channel given back to erin through the other server: %d %s, want it written", code, out)
+	}
 	expectVerify(t, sa, "")
 }
