@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
@@ -155,4 +157,37 @@ func TestWriteAheadSeesAnotherServersWrites(t *testing.T) {
 	}
 	expectVerify(t, sa, "")
 	expectVerify(t, sb, "")
+}
+
+// BenchmarkRememberAhead is a keyed write in process, its batch run ahead
+// in one round trip and with its reads (the lock with its reads, then the
+// inserts with the commit) in turn, write by write, so that both meet the
+// same load; it reports the p50 of each:
+//
+//	go test ./postgres -run '^$' -bench RememberAhead -benchtime 2000x
+func BenchmarkRememberAhead(b *testing.B) {
+	st := openDSN(b, newDatabase(b))
+	svc, p, _ := benchService(b, st, "writer")
+	c := &custody.Caller{Principal: p, Subject: p}
+	var lat [2][]time.Duration // with its reads, ahead
+	for i := 0; b.Loop(); i++ {
+		ahead := i%2 == 1
+		postgres.SetAhead(st, ahead)
+		t := time.Now()
+		if _, err := svc.Remember(b.Context(), c, custody.Candidate{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: custody.ClassFact,
+			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: custody.ChannelUser}); err != nil {
+			b.Fatal(err)
+		}
+		k := 0
+		if ahead {
+			k = 1
+		}
+		lat[k] = append(lat[k], time.Since(t))
+	}
+	for k, name := range []string{"reads", "ahead"} {
+		if l := lat[k]; len(l) > 0 {
+			slices.Sort(l)
+			b.ReportMetric(float64(l[len(l)/2].Microseconds()), name+"-p50-µs")
+		}
+	}
 }
