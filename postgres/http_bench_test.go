@@ -10,9 +10,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/httpapi"
@@ -26,7 +28,8 @@ import (
 // keyed user facts posted over loopback to a custody server on
 // PostgreSQL, by CUSTODY_BENCH_CLIENTS clients (1 by default: one
 // sequential client, as the comparison runs), among CUSTODY_BENCH_RECORDS
-// records populated first (none by default).
+// records populated first (none by default). It reports the writes run
+// ahead in one round trip (ahead/write) and the batches that were not.
 func BenchmarkHTTPWrite(b *testing.B) {
 	st := open(b)
 	if n := storetest.BenchRecords(b, 0); n > 0 {
@@ -43,9 +46,18 @@ func BenchmarkHTTPWrite(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("CUSTODY_BENCH_CLIENTS")); err == nil && n > 0 {
 		clients = n
 	}
+	// CUSTODY_BENCH_AHEAD=alternate (one client) runs every other write
+	// with its reads, as before batches ran ahead, and reports the p50 of
+	// each half: the two meet the same load.
+	alternate := os.Getenv("CUSTODY_BENCH_AHEAD") == "alternate" && clients == 1
+	var halves [2][]time.Duration
 	var calls atomic.Int64
 	lat, elapsed := storetest.Hammer(b, clients, func(int) error {
 		i := calls.Add(1)
+		if alternate {
+			postgres.SetAhead(st.(*postgres.Store), i%2 == 0)
+			defer func(t time.Time) { halves[i%2] = append(halves[i%2], time.Since(t)) }(time.Now())
+		}
 		body, _ := json.Marshal(httpapi.MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
 			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"})
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/memories", bytes.NewReader(body))
@@ -62,6 +74,12 @@ func BenchmarkHTTPWrite(b *testing.B) {
 		return nil
 	})
 	storetest.ReportCalls(b, lat, elapsed, "writes/s", "write")
+	for k, name := range []string{"ahead", "reads"} {
+		if l := halves[k]; len(l) > 0 {
+			slices.Sort(l)
+			b.ReportMetric(float64(l[len(l)/2].Microseconds()), name+"-p50-µs")
+		}
+	}
 	a := st.(*postgres.Store).AheadStats()
 	b.ReportMetric(float64(a.Applied)/float64(b.N), "ahead/write")
 	b.ReportMetric(float64(a.Missed+a.Declined+a.Failed), "not-ahead-batches")
