@@ -40,12 +40,12 @@ type Follower interface {
 }
 
 // withContext adds to fused (best first) the episodes following its first
-// contextDepth items: each gains contextShare of the score of the item
+// contextDepth items: each gains share (contextShare) of the score of the item
 // before it, is named as found by the "context" list when no other list
 // found it, and the items after the first are ranked again by score. The
 // first item keeps its place: the best match is not displaced by a
 // neighbour. A store that is no Follower leaves fused as it is.
-func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused []Scored) ([]Scored, error) {
+func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused []Scored, share float64) ([]Scored, error) {
 	f, ok := st.(Follower)
 	if !ok || len(fused) == 0 {
 		return fused, nil
@@ -75,9 +75,18 @@ func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused [
 			at[n] = i
 			fused = append(fused, Scored{Record: &Record{ID: n}, Lists: []string{"context"}})
 		}
-		fused[i].Score += contextShare * h.Score
+		fused[i].Score += share * h.Score
 	}
 	rest := fused[1:]
 	sort.SliceStable(rest, func(i, j int) bool { return rest[i].Score > rest[j].Score })
 	return fused, nil
+}
+
+// contextShareIn is the share in use: the constant, or what
+// Options.Ranking sets for a measurement.
+func (o *Options) contextShareIn() float64 {
+	if o.Ranking.ContextShare > 0 {
+		return o.Ranking.ContextShare
+	}
+	return contextShare
 }

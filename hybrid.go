@@ -67,9 +67,20 @@ type RankingSteps struct {
 	NoSession    bool // the relevance of an episode's session (neighbours.go)
 	NoDiversity  bool // the cap of one session's episodes in the first results (diversify.go)
 
+	SemanticWeight float64 // semanticWeight
+	ContextShare   float64 // contextShare
 	NeighbourShare float64 // neighbourShare
 	SessionShare   float64 // sessionShare
 	SessionDecay   float64 // sessionDecay
+}
+
+// semanticWeightIn is the semantic list's weight in use: the constant,
+// or what Options.Ranking sets for a measurement.
+func (o *Options) semanticWeightIn() float64 {
+	if o.Ranking.SemanticWeight > 0 {
+		return o.Ranking.SemanticWeight
+	}
+	return semanticWeight
 }
 
 // SearchRanked is Search in any mode. Each item says which lists found
@@ -158,11 +169,11 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			fused[i].Score = sem[i].Score // the similarity, not its rank
 		}
 	} else {
-		all := fuse(3*hybridCandidates, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight}, rankedList{expanded, "lexical", feedbackWeight})
+		all := fuse(3*hybridCandidates, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", s.opts.semanticWeightIn()}, rankedList{expanded, "lexical", feedbackWeight})
 		if len(expanded) > 0 {
 			// The best direct match stays first: feedback adds what the
 			// first matches imply, below them.
-			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", semanticWeight})
+			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", s.opts.semanticWeightIn()})
 			all = first(all, best[0].ID)
 		}
 		for i, h := range all {
@@ -172,7 +183,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 			}
 		}
 		if !s.opts.Ranking.NoContext {
-			if all, err = withContext(ctx, s.store, scope, q, all); err != nil {
+			if all, err = withContext(ctx, s.store, scope, q, all, s.opts.contextShareIn()); err != nil {
 				return nil, err
 			}
 		}

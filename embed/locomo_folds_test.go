@@ -145,6 +145,12 @@ type setting struct {
 }
 
 var locomoSettings = []setting{
+	{"semanticWeight", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
+		s.SemanticWeight = []float64{0.5, 0.25, 1}[i]
+	}},
+	{"contextShare", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
+		s.ContextShare = []float64{0.5, 0.25, 1}[i]
+	}},
 	{"neighbourShare", []string{"off", "0.1", "0.2", "0.3", "0.5"}, func(s *custody.RankingSteps, i int) {
 		s.NoNeighbours, s.NeighbourShare = i == 0, []float64{0, 0.1, 0.2, 0.3, 0.5}[i]
 	}},
