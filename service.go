@@ -76,8 +76,10 @@ type Options struct {
 	// vectors are computed by an EmbedWorker (StartEmbedding).
 	Embedder embed.Embedder
 	// Ranking switches steps of hybrid ranking off, to measure what each
-	// one brings (the LoCoMo ablations); the zero value runs them all.
-	// Never set it in production.
+	// one brings (the LoCoMo ablations), or sets their settings, to tune
+	// them on one development conversation and measure them on another;
+	// the zero value runs them all with the constants in force. Never set
+	// it in production.
 	Ranking RankingSteps
 }
 

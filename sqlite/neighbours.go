@@ -8,6 +8,8 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
+var _ custody.Neighbourer = (*Store)(nil)
+
 // Neighbours maps each of ids that is an episode of sc's subject to the
 // last episode before it and the first after it (by id: write order) of
 // the same owner, namespace and session that is eligible for sc and
