@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -172,11 +173,32 @@ func goroutineRNGs(goroutines int, seed uint64) []*rand.Rand {
 // than a fixed share each, so that the wall time is not that of the
 // unluckiest goroutine. It returns every call's latency and the wall time of
 // all of them; it fails the benchmark if any call fails.
+//
+// It reports the process's CPU time (user and system) per call as
+// cpu-µs/op: on a busy machine the wall time says little, and the CPU a
+// call takes (the client's share included, for clients in the process)
+// bounds the calls a 2-core machine can make a second. With
+// CUSTODY_BENCH_CPUPROFILE=FILE the calls alone are profiled into FILE (go
+// test's -cpuprofile covers the seeding as well).
 func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration, time.Duration) {
 	var next atomic.Int64
 	lats := make([][]time.Duration, goroutines)
 	var wg sync.WaitGroup
+	if path := os.Getenv("CUSTODY_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatalf("CUSTODY_BENCH_CPUPROFILE: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatalf("CUSTODY_BENCH_CPUPROFILE: %v (drop go test's -cpuprofile)", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	b.ResetTimer()
+	cpu0 := processCPU()
 	start := time.Now()
 	for g := range goroutines {
 		wg.Go(func() {
@@ -193,6 +215,9 @@ func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	}
 	if b.Failed() {
 		b.FailNow()
 	}
