@@ -75,10 +75,14 @@ func parallelTimed(b *testing.B, clients int, unit, name string, op func(i int64
 func BenchmarkHTTPWrite(b *testing.B) {
 	e, tok := populated(b, storetest.Common)
 	post := benchClient(b, e, tok)
+	commits0, writes0 := e.store.CommitStats()
 	parallelTimed(b, 64, "writes/s", "write", func(i int64) {
 		post("/v1/memories", MemoryRequest{Namespace: "bench", Key: fmt.Sprintf("k%d", i), Class: "fact",
 			Body: fmt.Sprintf("benchmark memory number %d about invoices and payees", i), Channel: "user"}, http.StatusCreated)
 	})
+	// Group commit's batch: how many writes a commit served.
+	commits, writes := e.store.CommitStats()
+	b.ReportMetric(float64(writes-writes0)/float64(commits-commits0), "writes/commit")
 }
 
 // BenchmarkHTTPSearch measures two-word searches of common words (about

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -56,6 +57,11 @@ type Store struct {
 	closed    <-chan struct{} // closed by Close
 	bg        context.Context // the background goroutines', cancelled by Close
 	search    searchIndex     // the copy of the search index in memory (search_index.go)
+	// commits and committed count the writer's transactions and the
+	// writes they took (CommitStats).
+	commits, committed atomic.Int64
+	// lastBatch is how many writes the writer's last commit took (writer.go).
+	lastBatch int
 }
 
 var _ custody.Store = (*Store)(nil)

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	custody "github.com/custody-mem/custody"
@@ -95,15 +96,8 @@ func (s *Store) writer(ctx context.Context) {
 		case w := <-s.writes:
 			batch = w.join(batch)
 		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case w := <-s.writes:
-				batch = w.join(batch)
-			default:
-				break drain
-			}
-		}
+		batch = s.gather(batch)
+		s.lastBatch = len(batch)
 		s.commit(ctx, batch)
 		if !s.scrubAfter(ctx, batch) {
 			s.resetWAL(ctx)
@@ -117,8 +111,55 @@ func (s *Store) writer(ctx context.Context) {
 	}
 }
 
+// gather adds to batch the writes that come while the writer yields its
+// processor, up to maxBatch. A caller handing the writer a write wakes it
+// on the caller's own processor, ahead of the other callers ready to run
+// there, so a writer that committed at once would commit a write or two
+// at a time however many callers are under way (6 to 8 writes a commit
+// under 64 HTTP clients). So the writer yields first: the callers ready
+// to run go on to their writes, and it takes them all (about 21 a commit
+// under the same load); as long as yielding brings more, it yields again.
+// It yields only when its last commit served more than one write: a lone
+// writer, or one among long searches, commits at once as before, rather
+// than wait behind whatever else is ready to run.
+func (s *Store) gather(batch []*write) []*write {
+	if s.lastBatch < 2 {
+		return s.drain(batch)
+	}
+	for len(batch) < maxBatch {
+		runtime.Gosched()
+		n := len(batch)
+		if batch = s.drain(batch); len(batch) == n {
+			break
+		}
+	}
+	return batch
+}
+
+// drain adds to batch the writes waiting now, up to maxBatch.
+func (s *Store) drain(batch []*write) []*write {
+	for len(batch) < maxBatch {
+		select {
+		case w := <-s.writes:
+			batch = w.join(batch)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// CommitStats counts the writer's transactions and the writes they took
+// since the store opened: writes ÷ commits is how many writes a commit
+// served on average (group commit's batch).
+func (s *Store) CommitStats() (commits, writes int64) {
+	return s.commits.Load(), s.committed.Load()
+}
+
 func (s *Store) commit(ctx context.Context, batch []*write) {
 	defer s.wstmts.prepareMissing(ctx) // after the transaction, whatever its end
+	s.commits.Add(1)
+	s.committed.Add(int64(len(batch)))
 	errs := make([]error, len(batch))
 	finish := func(commitErr error) {
 		for i, w := range batch {
