@@ -96,6 +96,48 @@ func TestWriteAloneIsOneRoundTrip(t *testing.T) {
 	expectVerify(t, svc, "")
 }
 
+// A write the policy rejects runs ahead as well: its tombstone is held
+// back with its inserts, in the one round trip. Its twin, admitted under
+// the same policy, too.
+func TestRejectedWriteIsOneRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	st, calls := openCounted(t, newDatabase(t))
+	svc := keyedServices(t)(st)
+	alice := userOf(t, svc)
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "owner", Roles: []string{"policy_owner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict := []byte(`@id("reject-facts")
+@outcome("reject")
+forbid (principal, action == Action::"admit", resource) when { context.class == "fact" };
+@id("all")
+permit (principal, action == Action::"admit", resource);
+`)
+	if _, _, err := svc.SetPolicy(ctx, &custody.Caller{Principal: p, Subject: p}, strict); err != nil {
+		t.Fatal(err)
+	}
+	remember := func(class custody.Class, body string) (*custody.Decision, int64) {
+		t.Helper()
+		before := calls.n.Load()
+		d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: class, Body: body, Channel: custody.ChannelUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, calls.n.Load() - before
+	}
+	for range 3 {
+		remember(custody.ClassEpisode, "warming up")
+	}
+	if d, n := remember(custody.ClassFact, "a fact the policy rejects"); d.State != custody.StateRejected || n != 1 {
+		t.Fatalf("the rejected write: %s in %d round trips; want rejected, in 1", d.State, n)
+	}
+	if d, n := remember(custody.ClassEpisode, "an episode it admits"); d.State != custody.StateAdmitted || n != 1 {
+		t.Fatalf("the admitted write: %s in %d round trips; want admitted, in 1", d.State, n)
+	}
+	expectVerify(t, svc, "")
+}
+
 // What another server changed meanwhile (a version of a key, an append
 // to the log, a pause) fails the check of a write run ahead: nothing of it
 // is written, and it is applied again on what the rows hold, its

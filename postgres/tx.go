@@ -555,8 +555,10 @@ func (t *txn) ScanGrants(ctx context.Context, fn func(*custody.StoredGrant) erro
 	return classify(rows.Err())
 }
 
+// Tombstone is held back with the write's inserts (heldback.go), so that
+// a rejected write runs ahead in one round trip too (ahead.go).
 func (t *txn) Tombstone(ctx context.Context, tenant, id string, state custody.State) error {
-	return t.exec(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES ($1,$2,$3)
+	return t.execLater(ctx, `INSERT INTO tombstones (tenant, id, state) VALUES ($1,$2,$3)
  ON CONFLICT (tenant, id) DO UPDATE SET state = excluded.state`, tenant, id, string(state))
 }
 
