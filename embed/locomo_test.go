@@ -25,6 +25,9 @@ import (
 // search each step switched off in turn (the ablations). Run:
 //
 //	CUSTODY_LOCOMO=/path/to/locomo-dev go test ./embed -run LoCoMo -v
+//
+// with CUSTODY_LOCOMO_EMBEDDER=glove (or another --embedder provider) for
+// another embedder than the built-in one.
 func TestLoCoMo(t *testing.T) {
 	dir := os.Getenv("CUSTODY_LOCOMO")
 	if dir == "" {
@@ -34,7 +37,7 @@ func TestLoCoMo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embed.NewBuiltin(0)
+	emb, err := embed.New(embed.Config{Provider: os.Getenv("CUSTODY_LOCOMO_EMBEDDER")}) // builtin unless set
 	if err != nil {
 		t.Fatal(err)
 	}
