@@ -32,12 +32,34 @@ import (
 
 // prepared is a decision made ahead of its transaction.
 type prepared struct {
-	st    *admitState // the state predicted
-	v     verdict
-	salt  []byte             // the record's salt, which entry commits to
-	key   ed25519.PrivateKey // the key that signed entry
-	entry *tlog.Entry
-	leaf  []byte // entry, signed and encoded
+	st     *admitState // the state predicted
+	v      verdict
+	salt   []byte             // the record's salt, which entry commits to
+	key    ed25519.PrivateKey // the key that signed entry
+	entry  *tlog.Entry
+	leaf   []byte // entry, signed and encoded
+	packed []byte // leaf as the store keeps it (leafPacker), or nil
+}
+
+// leafPacker is a store that keeps leaves in a form of its own (SQLite
+// packs them): PackLeaf computes it from the leaf alone, so a write
+// decided ahead packs its leaf on the caller's goroutine, and the
+// store's transaction, a packedAppender, appends it with the leaf.
+type leafPacker interface {
+	PackLeaf(leaf []byte) []byte
+}
+
+type packedAppender interface {
+	AppendPackedLeaf(ctx context.Context, tenant string, leaf, packed []byte) (uint64, error)
+}
+
+// AppendPackedLeaf appends leaf as packed, if the store's transaction
+// takes a packed leaf, and leaf otherwise.
+func (t *eventTx) AppendPackedLeaf(ctx context.Context, tenant string, leaf, packed []byte) (uint64, error) {
+	if pa, ok := t.Tx.(packedAppender); ok {
+		return pa.AppendPackedLeaf(ctx, tenant, leaf, packed)
+	}
+	return t.Tx.AppendLeaf(ctx, tenant, leaf)
 }
 
 // prepare decides r ahead, against the state the hints predict and its
@@ -92,7 +114,11 @@ func (s *Service) prepare(ctx context.Context, c *Caller, r *Record) *prepared {
 	e := transitionEntry(&d, "admission", "", v.receipt)
 	e.Actor, e.Time = c.Principal.ID(), now
 	leaf := e.SignLeaf(key)
-	return &prepared{st: st, v: v, salt: d.Salt, key: key, entry: e, leaf: leaf}
+	var packed []byte
+	if lp, ok := s.store.(leafPacker); ok {
+		packed = lp.PackLeaf(leaf)
+	}
+	return &prepared{st: st, v: v, salt: d.Salt, key: key, entry: e, leaf: leaf, packed: packed}
 }
 
 // applyAdmission decides the new record r against st, the state its
@@ -111,7 +137,13 @@ func (s *Service) applyAdmission(ctx context.Context, tx Tx, c *Caller, r *Recor
 	if err := checkLeaf(p.entry, p.leaf); err != nil {
 		return err
 	}
-	idx, err := tx.AppendLeaf(ctx, r.Tenant, p.leaf)
+	var idx uint64
+	var err error
+	if pa, ok := tx.(packedAppender); ok && p.packed != nil {
+		idx, err = pa.AppendPackedLeaf(ctx, r.Tenant, p.leaf, p.packed)
+	} else {
+		idx, err = tx.AppendLeaf(ctx, r.Tenant, p.leaf)
+	}
 	if err != nil {
 		return err
 	}

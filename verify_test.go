@@ -43,8 +43,12 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"owner", `UPDATE records SET owner = 'bob' WHERE body = 'ACCT-1042'`, "owner"},
 		{"audience", `UPDATE records SET audience = 'tenant' WHERE body = 'ACCT-1042'`, "audience"},
 		{"authority", `UPDATE records SET authority = 4 WHERE body = 'ACCT-7777'`, "authority"},
-		{"log entry", `UPDATE log_leaves SET data = CAST(REPLACE(CAST(data AS TEXT), 'quarantined', 'admittedxxx') AS BLOB) WHERE idx = 4`, "log"},
-		{"signature", `UPDATE log_leaves SET data = substr(data, 1, length(data) - 1) || CASE WHEN substr(data, -1) = x'00' THEN x'01' ELSE x'00' END WHERE idx = 5`, "signature"},
+		// SQLite stores leaves packed (custody_leaf reads one, custody_pack_leaf
+		// packs it again): the edits below change the signed bytes.
+		{"log entry", `UPDATE log_leaves SET data = custody_pack_leaf(CAST(REPLACE(CAST(custody_leaf(data) AS TEXT), 'quarantined', 'admittedxxx') AS BLOB)) WHERE idx = 4`, "log"},
+		{"signature", `UPDATE log_leaves SET data = custody_pack_leaf(CAST(substr(custody_leaf(data), 1, length(custody_leaf(data)) - 1) || CASE WHEN substr(custody_leaf(data), -1) = x'00' THEN x'01' ELSE x'00' END AS BLOB)) WHERE idx = 5`, "signature"},
+		{"packed leaf damaged", `UPDATE log_leaves SET data = substr(data, 1, length(data) - 4) WHERE idx = 4`, "log"},
+		{"packed leaf byte", `UPDATE log_leaves SET data = substr(data, 1, 20) || CASE WHEN substr(data, 21, 1) = x'00' THEN x'01' ELSE x'00' END || substr(data, 22) WHERE idx = 4`, "log"},
 		{"newest-version flag", `UPDATE records SET head = 0 WHERE body = 'ACCT-1042'`, "newest-version flag"},
 		{"deleted record", `DELETE FROM records WHERE body = 'digest'`, "deleted"},
 		{"deleted lineage edge", `DELETE FROM edges`, "lineage edges"},
@@ -72,6 +76,10 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			}
 			if _, err := e.svc.Verify(e.ctx, custody.VerifyOptions{}); err != nil {
 				t.Fatalf("clean store: %v", err)
+			}
+			var packed int
+			if err := e.store.DB().QueryRow(`SELECT COUNT(*) FROM log_leaves WHERE idx IN (4, 5) AND substr(data, 1, 2) = x'0001'`).Scan(&packed); err != nil || packed != 2 {
+				t.Fatalf("leaves 4 and 5: %d packed, %v; want both, as the edits expect", packed, err)
 			}
 			if tc.name == "reordered leaves" {
 				// Swap two rows through a free index.

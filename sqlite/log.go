@@ -82,6 +82,17 @@ func logSize(ctx context.Context, q queryer, tenant string) (uint64, error) {
 // then nothing is read), else read from the transaction; either way it is
 // the writer's copy after, one leaf further (known.go says when it holds).
 func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
+	return t.appendLeaf(ctx, tenant, leaf, storedLeaf(leaf))
+}
+
+// AppendPackedLeaf is AppendLeaf of a leaf the caller has packed already
+// (Store.PackLeaf gave packed for leaf), so that the writer does not.
+func (t *txn) AppendPackedLeaf(ctx context.Context, tenant string, leaf, packed []byte) (uint64, error) {
+	return t.appendLeaf(ctx, tenant, leaf, packed)
+}
+
+// appendLeaf appends leaf, whose row holds stored (leaf_pack.go).
+func (t *txn) appendLeaf(ctx context.Context, tenant string, leaf, stored []byte) (uint64, error) {
 	if t.ro {
 		return 0, errReadOnly
 	}
@@ -113,12 +124,12 @@ func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint6
 	}
 	if t.holding() { // log_hold.go
 		h := &t.known.held
-		h.leaves = append(h.leaves, tenant, size, leaf)
+		h.leaves = append(h.leaves, tenant, size, stored)
 		for _, n := range nodes {
 			h.nodes = append(h.nodes, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
 		}
 	} else {
-		if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, leaf); err != nil {
+		if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, stored); err != nil {
 			return fail(err)
 		}
 		// One statement for all the nodes (two on average, up to one per
@@ -265,6 +276,7 @@ func readLeaves(ctx context.Context, q queryer, tenant string, start, end uint64
 		if err := rows.Scan(&l.Index, &l.Tenant, &l.Data); err != nil {
 			return nil, err
 		}
+		l.Data = unpackLeaf(l.Data) // leaf_pack.go
 		out = append(out, l)
 	}
 	return out, rows.Err()

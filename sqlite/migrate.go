@@ -71,7 +71,16 @@ import (
 // database): an erasure empties the observations that copied the erased
 // body (source memory:<id>) through it; an older custody, which would
 // leave those copies behind, refuses a version 25 one.
-const schemaVersion = 25
+// Version 26 stores log leaves packed (leaf_pack.go) in a table without
+// rowid: an older database's log_leaves is copied, packed, into the new
+// table (packLeaves). Its records keep a policy version as its 32 bytes
+// and leave out of a receipt an admission's reason, the inputs
+// overwrite and sensitive when they are false and roles when it is user,
+// and write "*" for every field left out (receipt.go); older rows
+// keep theirs and read as before. An older custody, which would read a
+// packed leaf as the leaf and such a receipt without its reason, refuses
+// a version 26 one.
+const schemaVersion = 26
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -214,6 +223,11 @@ DROP TABLE log_nodes_5`); err != nil {
 	if sharedLog == 1 { // tree nodes of schema 5 and before go too
 		if err := tenantLogsAfter(ctx, tx); err != nil {
 			return fmt.Errorf("migrating to schema 13: %w", err)
+		}
+	}
+	if v < 26 {
+		if err := packLeaves(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 26: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {

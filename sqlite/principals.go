@@ -39,7 +39,7 @@ var principalEntryMark = append([]byte{byte(len(custody.TransitionPrincipal))}, 
 // keeps no index, and the server refuses it. leaves is the table of the
 // shared log (log_leaves_12 while schema 13 moves it).
 func linkPrincipals(ctx context.Context, tx *sql.Tx, leaves string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT idx, data FROM `+leaves+` WHERE instr(data, ?) > 0 ORDER BY idx`, principalEntryMark)
+	rows, err := tx.QueryContext(ctx, `SELECT idx, data FROM `+leaves+` WHERE instr(`+leafFunc+`(data), ?) > 0 ORDER BY idx`, principalEntryMark)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func linkPrincipals(ctx context.Context, tx *sql.Tx, leaves string) error {
 			rows.Close()
 			return err
 		}
-		if e, err := tlog.ParseLeaf(data); err == nil && e.Transition == custody.TransitionPrincipal && e.Actor == custody.ServerActor {
+		if e, err := tlog.ParseLeaf(unpackLeaf(data)); err == nil && e.Transition == custody.TransitionPrincipal && e.Actor == custody.ServerActor {
 			latest[[2]string{e.Tenant, e.Details["name"]}] = idx
 		}
 	}

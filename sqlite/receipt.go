@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ type storedReceipt struct {
 	Decision      custody.State     `json:"decision,omitempty"`
 	PolicyVersion string            `json:"policy_version,omitempty"`
 	Rules         []string          `json:"rules"`
-	Reason        string            `json:"reason"`
+	Reason        string            `json:"reason,omitempty"`
 	Inputs        map[string]string `json:"inputs,omitempty"`
 	Error         string            `json:"error,omitempty"`
 	Actor         string            `json:"actor,omitempty"`
@@ -62,7 +63,26 @@ var elisions = []elision{
 	input('u', "audience", func(r *custody.Record) string { return r.Audience }),
 	input('s', "has_session", func(r *custody.Record) string { return strconv.FormatBool(r.Session != "") }),
 	input('D', "derived", func(r *custody.Record) string { return strconv.FormatBool(len(r.Parents) > 0) }),
+	// What the row does not hold but most receipts say (schema 26): the
+	// reason of an admission, which its rules spell (custody's Policy.admit),
+	// and the inputs of a user's write that neither overwrites nor is
+	// sensitive.
+	{'r', func(s *storedReceipt, _ *custody.Record) bool {
+		return s.Reason != "" && s.Reason == admittedBy(s.Rules)
+	},
+		func(s *storedReceipt) { s.Reason = "" }, func(s *storedReceipt, _ *custody.Record) { s.Reason = admittedBy(s.Rules) }},
+	input('o', "overwrite", func(*custody.Record) string { return "false" }),
+	input('S', "sensitive", func(*custody.Record) string { return "false" }),
+	input('R', "roles", func(*custody.Record) string { return "user" }),
 }
+
+// everyField stands in same for allFields, every field left out: most
+// admissions' receipts (schema 26).
+const everyField = "*"
+
+// admittedBy is the reason of an admission by rules, as custody's
+// Policy.admit words it.
+func admittedBy(rules []string) string { return "admitted by " + fmt.Sprint(rules) }
 
 // input is the elision of an admission input that the row holds as of.
 func input(flag byte, name string, of func(*custody.Record) string) elision {
@@ -78,12 +98,12 @@ func input(flag byte, name string, of func(*custody.Record) string) elision {
 }
 
 // allFields lets a receipt leave out anything its row holds.
-const allFields = "dpaltPckKAusD"
+const allFields = "dpaltPckKAusDroSR"
 
 // updatedFields are the fields of a row that UpdateRecord writes with the
-// receipt: an update leaves out only those, whatever the record it is
-// given says of the others.
-const updatedFields = "dplAuD"
+// receipt, and those no field of the row decides: an update leaves out
+// only those, whatever the record it is given says of the others.
+const updatedFields = "dplAuDroSR"
 
 // receiptText is rc as the row of r stores it, leaving out the fields
 // named in may that r holds. Only the fields of r that may names are read.
@@ -101,6 +121,9 @@ func receiptText(rc *custody.Receipt, r *custody.Record, may string) string {
 		}
 	}
 	s.Same = string(same)
+	if s.Same == allFields {
+		s.Same = everyField
+	}
 	return string(appendReceipt(make([]byte, 0, 512), &s))
 }
 
@@ -112,6 +135,9 @@ func readReceipt(text string, r *custody.Record) (*custody.Receipt, error) {
 	var s storedReceipt
 	if err := parseReceipt(text, &s); err != nil {
 		return nil, err
+	}
+	if s.Same == everyField {
+		s.Same = allFields
 	}
 	for _, e := range elisions {
 		if strings.IndexByte(s.Same, e.flag) >= 0 {

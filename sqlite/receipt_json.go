@@ -32,8 +32,10 @@ func appendReceipt(b []byte, s *storedReceipt) []byte {
 	}
 	field("rules")
 	b = jsontext.AppendStrings(b, s.Rules)
-	field("reason")
-	b = jsontext.AppendString(b, s.Reason)
+	if s.Reason != "" {
+		field("reason")
+		b = jsontext.AppendString(b, s.Reason)
+	}
 	if len(s.Inputs) > 0 {
 		field("inputs")
 		b = jsontext.AppendStringMap(b, s.Inputs)

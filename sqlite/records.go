@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,41 @@ const recordCols = `r.rid, r.id, r.tenant, r.owner, r.namespace, r.key, r.class,
 
 type scanner interface{ Scan(...any) error }
 
+// A policy version is the SHA-256 of the policy's text in lowercase hex,
+// and every record keeps the one it was decided under: the row stores
+// its 32 bytes (schema 26), not the 64 digits. Any other text, and rows
+// written before, keep the text.
+
+// policyVersionArg is v as the row stores it.
+func policyVersionArg(v string) any {
+	if len(v) != 2*sha256.Size {
+		return v
+	}
+	for i := range len(v) {
+		if c := v[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return v
+		}
+	}
+	b, _ := hex.DecodeString(v) // lowercase hex digits, checked above
+	return b
+}
+
+// policyVersionCol scans a row's policy version, as stored by
+// policyVersionArg, into v.
+type policyVersionCol struct{ v *string }
+
+func (c policyVersionCol) Scan(src any) error {
+	switch x := src.(type) {
+	case string:
+		*c.v = x
+	case []byte:
+		*c.v = hex.EncodeToString(x)
+	default:
+		return fmt.Errorf("policy version: want text or a blob, got %T", src)
+	}
+	return nil
+}
+
 func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	var r custody.Record
 	var rid, created int64
@@ -25,7 +62,7 @@ func scanRecord(sc scanner, extra ...any) (*custody.Record, int64, error) {
 	var parents, receipt, metadata string
 	var erased int
 	dest := []any{&rid, &r.ID, &r.Tenant, &r.Owner, &r.Namespace, &r.Key, &r.Class, &r.Body, &r.Channel, &r.Writer, &r.SourceRef,
-		&r.Authority, &r.Audience, &r.State, &created, &expires, &r.Version, &r.LogIndex, &r.PolicyVersion, &r.Session,
+		&r.Authority, &r.Audience, &r.State, &created, &expires, &r.Version, &r.LogIndex, policyVersionCol{&r.PolicyVersion}, &r.Session,
 		&parents, &erased, &receipt, &r.Salt, &metadata}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return nil, 0, err

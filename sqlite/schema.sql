@@ -254,13 +254,16 @@ CREATE TABLE IF NOT EXISTS grants (
 CREATE INDEX IF NOT EXISTS grants_digest ON grants (tenant, subject, digest, used_at);
 
 -- The Merkle logs, one RFC 6962 tree per tenant (schema 13): each
--- tenant's leaves are indexed from 0 in its own log.
+-- tenant's leaves are indexed from 0 in its own log. data is the leaf
+-- packed (schema 26, leaf_pack.go: custody_leaf(data) is the leaf), in a
+-- table without rowid, so that the key is not kept twice (the table by
+-- rowid, and an index of (tenant, idx) to it).
 CREATE TABLE IF NOT EXISTS log_leaves (
   tenant TEXT NOT NULL,
   idx    INTEGER NOT NULL,
   data   BLOB NOT NULL,
   PRIMARY KEY (tenant, idx)
-);
+) WITHOUT ROWID;
 -- A tree node (level, idx) of a tenant's tree is kept under the leaf
 -- whose append completed it, seq = ((idx + 1) << level) - 1, so the nodes
 -- of one append sit side by side: about one page per write, where a key

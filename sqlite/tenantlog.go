@@ -149,7 +149,7 @@ func rebuildNodes(ctx context.Context, tx *sql.Tx, tenant string) error {
 			rows.Close()
 			return err
 		}
-		hashes = append(hashes, tlog.LeafHash(d))
+		hashes = append(hashes, tlog.LeafHash(unpackLeaf(d)))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

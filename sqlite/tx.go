@@ -176,7 +176,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
  VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
 		int(r.Authority), r.Audience, string(r.State), head, r.CreatedAt.UnixNano(), nullTime(r.ExpiresAt), r.Version, r.LogIndex,
-		r.PolicyVersion, r.Session, jsonText(r.Parents), r.Erased, receiptText(r.Receipt, r, allFields), saltArg(r.Salt), r.Metadata.JSON())
+		policyVersionArg(r.PolicyVersion), r.Session, jsonText(r.Parents), r.Erased, receiptText(r.Receipt, r, allFields), saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
 	parents := jsonText(r.Parents)
 	err := t.exec(ctx, `UPDATE records SET body = ?, authority = ?, audience = ?, state = ?, log_index = ?, policy_version = ?,
  parents = ?, erased = ?, receipt = ?, salt = ?, metadata = ? WHERE rid = ?`,
-		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, r.PolicyVersion, parents, r.Erased,
+		r.Body, int(r.Authority), r.Audience, string(r.State), r.LogIndex, policyVersionArg(r.PolicyVersion), parents, r.Erased,
 		receiptText(r.Receipt, r, updatedFields), saltArg(r.Salt), r.Metadata.JSON(), rid)
 	if err != nil {
 		return err

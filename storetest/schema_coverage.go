@@ -97,7 +97,7 @@ var Declarations = []Declaration{
 	{Table: "gate_refs", Columns: "tenant record log_index how action decision subject session at", Derived: "the records each gate decision cited or traced, for the impact view; the decision itself is in the log, and nothing decides on these rows"},
 
 	// The logs.
-	{Table: "log_leaves", Columns: "tenant idx data", Verify: "verifyLog: every leaf is parsed, its signature checked against its actor's logged key, and hashed into its tenant's tree, whose root must match the stored and given checkpoints"},
+	{Table: "log_leaves", Columns: "tenant idx data", Verify: "verifyLog: every leaf is parsed, its signature checked against its actor's logged key, and hashed into its tenant's tree, whose root must match the stored and given checkpoints (SQLite stores a leaf packed, which reads back as the signed leaf; a damaged packed row reads as bytes that do not hash into the tree)"},
 	{Table: "log_nodes", Columns: "tenant level hash", Verify: "compareNodes: every stored node equals the one recomputed from the leaves"},
 	{Table: "log_nodes", Columns: "seq", Backend: "sqlite", Verify: "compareNodes: every stored node equals the one recomputed from the leaves"},
 	{Table: "log_nodes", Columns: "idx", Backend: "postgres", Verify: "compareNodes: every stored node equals the one recomputed from the leaves"},

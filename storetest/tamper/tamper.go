@@ -377,13 +377,21 @@ func testDecisionTampering(t *testing.T, b Backend) {
 			e.exec(`INSERT INTO tombstones (tenant, id, state) VALUES ('acme', '%s', 'retired')`, kept)
 		}, []string{"$kept", "no retire or reject entry"}},
 		{"receipt reason", func(e *tamperEnv, kept, _ string) {
-			e.exec(`UPDATE records SET receipt = replace(receipt, '"reason":"', '"reason":"approved by the security team; ') WHERE id = '%s'`, kept)
+			if b.Postgres {
+				e.exec(`UPDATE records SET receipt = replace(receipt, '"reason":"', '"reason":"approved by the security team; ') WHERE id = '%s'`, kept)
+			} else {
+				e.exec("%s", sqliteReceiptEdit(kept, 'r', "$.reason", "approved by the security team"))
+			}
 		}, []string{"$kept", "reason"}},
 		{"receipt rules", func(e *tamperEnv, _, gone string) {
 			e.exec(`UPDATE records SET receipt = replace(receipt, '"retire"', '"review-approve"') WHERE id = '%s'`, gone)
 		}, []string{"$gone", "rules"}},
 		{"receipt inputs", func(e *tamperEnv, kept, _ string) {
-			e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
+			if b.Postgres {
+				e.exec(`UPDATE records SET receipt = replace(receipt, '"sensitive":"false"', '"sensitive":"true"') WHERE id = '%s'`, kept)
+			} else {
+				e.exec("%s", sqliteReceiptEdit(kept, 'S', "$.inputs.sensitive", "true"))
+			}
 		}, []string{"$kept", "admission inputs"}},
 		{"checkpoint forged", func(e *tamperEnv, _, _ string) {
 			if _, err := e.svc.Checkpoint(e.ctx, "acme"); err != nil {
@@ -500,4 +508,14 @@ func testReevaluationTampering(t *testing.T, b Backend) {
 			}
 		})
 	}
+}
+
+// sqliteReceiptEdit is an UPDATE that makes record id's receipt say value
+// at path: SQLite's row leaves out of a receipt what it can derive, naming
+// each field by a flag in "same" ("*" for all of them), so the edit
+// writes the value and takes its flag out of the list, as someone editing
+// the file would.
+func sqliteReceiptEdit(id string, flag byte, path, value string) string {
+	return fmt.Sprintf(`UPDATE records SET receipt = json_set(receipt, '$.same',
+ replace(replace(COALESCE(receipt ->> '$.same', ''), '*', 'dpaltPckKAusDroSR'), '%c', ''), '%s', '%s') WHERE id = '%s'`, flag, path, value, id)
 }
