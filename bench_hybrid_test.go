@@ -39,7 +39,8 @@ func startBenchEmbedding(b *testing.B, e *env) func() {
 }
 
 // embedSeeded brings the vectors of a seeded store up to date, as an idle
-// server's worker would, when the benchmarks have an embedder.
+// server's worker would, when the benchmarks have an embedder (the
+// built-in one stores none: nothing to do).
 func embedSeeded(b *testing.B, e *env) {
 	if os.Getenv("CUSTODY_BENCH_EMBEDDER") == "" {
 		return
@@ -50,9 +51,9 @@ func embedSeeded(b *testing.B, e *env) {
 }
 
 // BenchmarkSearchHybrid and BenchmarkSearchSemantic time a search of the
-// seeded store with every record's vector stored (the built-in embedder's
-// semantic list from the lexical index, fused with the lexical list in
-// hybrid mode; docs/search.md). Run:
+// seeded store with the built-in embedder (its semantic list from the
+// lexical index, the candidates scored from their texts, fused with the
+// lexical list in hybrid mode; docs/search.md). Run:
 //
 //	CUSTODY_BENCH_EMBEDDER=builtin CUSTODY_BENCH_RECORDS=100000 go test -run x -bench 'Search(Hybrid|Semantic)$' -benchtime 200x .
 func BenchmarkSearchHybrid(b *testing.B) { benchSearchMode(b, custody.ModeHybrid) }

@@ -113,7 +113,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	res := &SearchResult{Items: []Scored{}, Mode: mode}
 	var terms [][]float32
 	if mode != ModeLexical {
-		if verr == nil {
+		if verr == nil && storesVectors(e) { // a static embedder scores the query's text itself
 			terms, verr = s.embedQuery(ctx, e, in.Query)
 		}
 		if verr != nil {

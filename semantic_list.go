@@ -24,6 +24,10 @@ import (
 //     query's own lexical terms, re-ranked by vector: where an ANN index
 //     would take over.
 //
+// A static embedder (embed.Static: the built-in one) stores no vectors:
+// its candidates, found as above, are scored from their texts as the
+// store reads them (staticList).
+//
 // Eligibility and filters are inside every candidate query, before its
 // LIMIT.
 const (
@@ -46,6 +50,9 @@ type ScanBounder interface {
 // semanticList is the semantic candidate list of q (terms are the
 // query's vectors, as embedQuery made them).
 func (s *Service) semanticList(ctx context.Context, vs VectorStore, e embed.Embedder, sc Scope, q SearchQuery, text string, terms [][]float32) ([]Ranked, error) {
+	if st, ok := e.(embed.Static); ok {
+		return staticList(ctx, vs, st, sc, q, text)
+	}
 	if x, ok := e.(embed.Expander); ok {
 		return vs.VectorCandidates(ctx, sc, q, e.Model(), terms, expandedTerms(x, e, text), semanticCandidates)
 	}
@@ -91,4 +98,32 @@ func expandedTerms(x embed.Expander, e embed.Embedder, text string) []string {
 		}
 	}
 	return out
+}
+
+// staticList is the semantic list of a static embedder: the candidates
+// the lexical index finds (as for the Expander path above, or the
+// query's own terms), scored from their key and body values by the
+// embedder's TextScorer. No vector is read or stored.
+func staticList(ctx context.Context, vs VectorStore, e embed.Static, sc Scope, q SearchQuery, text string) ([]Ranked, error) {
+	if q.Limit <= 0 {
+		return nil, nil
+	}
+	match := lexical.Query(text, maxQueryTerms)
+	if x, ok := e.(embed.Expander); ok {
+		match = expandedTerms(x, e, text)
+	}
+	scorer := e.Scorer(text)
+	corpus, err := vs.CandidateTexts(ctx, sc, q, match, semanticCandidates, func(id, key, body string) {
+		scorer.Add(id, key, lexical.Values(body))
+	})
+	if err != nil {
+		return nil, err
+	}
+	scorer.Corpus(corpus)
+	ids, scores := scorer.Top(q.Limit)
+	out := make([]Ranked, len(ids))
+	for i, id := range ids {
+		out[i] = Ranked{ID: id, Score: float64(scores[i])}
+	}
+	return out, nil
 }

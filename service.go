@@ -73,7 +73,8 @@ type Options struct {
 	// for the impact of a later repair. Default DefaultReadRetention.
 	ReadRetention time.Duration
 	// Embedder, if set, gives semantic and hybrid search (hybrid.go); the
-	// vectors are computed by an EmbedWorker (StartEmbedding).
+	// vectors of one that stores them are computed by an EmbedWorker
+	// (StartEmbedding), a static one's (embed.Static) at search time.
 	Embedder embed.Embedder
 	// Ranking switches steps of hybrid ranking off, to measure what each
 	// one brings (the LoCoMo ablations), or sets their settings, to tune

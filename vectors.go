@@ -16,7 +16,9 @@ import (
 // for semantic search. Vectors are derived data: computed from a record's
 // body (and key) after its write committed, stored with the id of the
 // model that made them, and deleted with the body when it is erased (in
-// the erasure's own transaction).
+// the erasure's own transaction). A static embedder's (embed.Static: the
+// built-in one) are never stored: its semantic list scores the texts
+// CandidateTexts reads.
 type VectorStore interface {
 	// PutVectors stores the vectors of records (replacing any older one),
 	// except for records erased meanwhile, which keep none.
@@ -39,6 +41,16 @@ type VectorStore interface {
 	// candidates of them, best BM25 first. Each query word's rarity is
 	// counted as among all the store's records with a vector of model.
 	VectorCandidates(ctx context.Context, s Scope, q SearchQuery, model string, terms [][]float32, match []string, candidates int) ([]Ranked, error)
+	// CandidateTexts reads the texts of the candidates VectorCandidates
+	// would rank, for an embedder that scores texts and stores no vectors
+	// (embed.Static): the records eligible for s that pass q's filters
+	// (inside the lexical index's query, before its LIMIT, and again in
+	// the query reading the texts) and hold at least one of the lexical
+	// terms match in body or key, at most candidates of them, best BM25
+	// first. fn is given each one's id, key and body, in any order, and
+	// the answer is how many records s may retrieve: the corpus a query
+	// word's rarity is counted over.
+	CandidateTexts(ctx context.Context, s Scope, q SearchQuery, match []string, candidates int, fn func(id, key, body string)) (corpus int, err error)
 	// LexicalRanks is Search's ranking without the records: the ids and
 	// scores of at most q.Limit records, best first.
 	LexicalRanks(ctx context.Context, s Scope, q SearchQuery) ([]Ranked, error)
@@ -102,14 +114,26 @@ func (s *Service) vectorStore() (VectorStore, embed.Embedder, error) {
 	return vs, s.opts.Embedder, nil
 }
 
+// storesVectors is whether records' vectors of e are stored: those of
+// any embedder but a static one, which are computed from the records'
+// texts when a search scores them.
+func storesVectors(e embed.Embedder) bool {
+	_, static := e.(embed.Static)
+	return !static
+}
+
 // EmbedPending computes the vectors the store lacks for the configured
 // embedder's model — records written while no worker ran, whose
 // embedding failed, or whose vector is of another model — and returns how
-// many it stored.
+// many it stored. For a static embedder nothing is pending: it stores no
+// vectors.
 func (s *Service) EmbedPending(ctx context.Context) (int, error) {
 	vs, e, err := s.vectorStore()
 	if err != nil {
 		return 0, err
+	}
+	if !storesVectors(e) {
+		return 0, nil
 	}
 	n, after := 0, ""
 	for {
@@ -170,9 +194,10 @@ type EmbedWorkerOptions struct {
 }
 
 // StartEmbedding starts the worker for the configured embedder; nil when
-// there is none or the store keeps no vectors.
+// there is none, it is static (nothing to store) or the store keeps no
+// vectors.
 func (s *Service) StartEmbedding(opts EmbedWorkerOptions) *EmbedWorker {
-	if _, _, err := s.vectorStore(); err != nil {
+	if _, e, err := s.vectorStore(); err != nil || !storesVectors(e) {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,6 +13,10 @@ import (
 // DefaultBuiltinDim is the built-in embedder's vector length.
 const DefaultBuiltinDim = 512
 
+// maxDim is the longest vector the built-in embedder makes (a power of
+// two: static.go masks indexes with it).
+const maxDim = 4096
+
 // builtinVersion changes whenever the built-in embedder's vectors change
 // (table, weights, hashing), so that custody reindex --embeddings knows to
 // compute them again.
@@ -62,8 +66,8 @@ func NewBuiltin(dim int) (*Builtin, error) {
 	if dim == 0 {
 		dim = DefaultBuiltinDim
 	}
-	if dim < 32 || dim > 4096 {
-		return nil, fmt.Errorf("builtin embedder: dimension %d is out of range: use 32 to 4096", dim)
+	if dim < 32 || dim > maxDim {
+		return nil, fmt.Errorf("builtin embedder: dimension %d is out of range: use 32 to %d", dim, maxDim)
 	}
 	l, err := loadLexicon()
 	if err != nil {

@@ -12,7 +12,8 @@
 //
 // Vectors are derived data: custody computes them after a write commits,
 // never on the write's path, and search falls back to lexical ranking when
-// the embedder fails.
+// the embedder fails. A static embedder's (Static: Builtin) are not
+// stored at all: a search scores its candidates from their texts.
 package embed
 
 //go:generate go run ./internal/gen -dict /usr/share/wordnet -out wordnet.gz

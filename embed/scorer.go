@@ -42,19 +42,27 @@ func NewTermScorer[T any](terms [][]float32) *TermScorer[T] {
 // dimension is ErrQuantized.
 func (s *TermScorer[T]) Add(id T, vec []byte) error {
 	start := len(s.sims)
-	for i, t := range s.terms {
+	for _, t := range s.terms {
 		sim, err := DotQuantized(t, vec)
 		if err != nil {
 			s.sims = s.sims[:start]
 			return err
 		}
+		s.sims = append(s.sims, sim)
+	}
+	s.added(id, start)
+	return nil
+}
+
+// added counts the record id whose similarities to the query vectors
+// were appended to s.sims from start.
+func (s *TermScorer[T]) added(id T, start int) {
+	for i, sim := range s.sims[start:] {
 		if sim > termPresence {
 			s.df[i]++
 		}
-		s.sims = append(s.sims, sim)
 	}
 	s.ids = append(s.ids, id)
-	return nil
 }
 
 // Corpus sets how many records the words' rarity is counted over when

@@ -137,6 +137,36 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	return top(scorer, q.Limit), nil
 }
 
+// CandidateTexts reads the keys and bodies of the candidates the search
+// index finds, as VectorCandidates does, for every record eligible for
+// sc (no vector is needed), the eligibility filter inside the query.
+func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
+	tsq := tsTerms(match)
+	if tsq == "" || candidates <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
+		return 0, nil
+	}
+	corpus, err := s.visibleRecords(ctx, sc)
+	if err != nil {
+		return 0, err
+	}
+	var a args
+	query := `SELECT r.id, r.key, r.body FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
+ WHERE r.search @@ q AND ` + searchFilter(&a, sc, q) + ` ORDER BY ts_rank_cd(r.search, q, 1) DESC, r.id DESC LIMIT ` + a.add(candidates)
+	rows, err := s.pool.Query(ctx, query, a...)
+	if err != nil {
+		return 0, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, key, body string
+		if err := rows.Scan(&id, &key, &body); err != nil {
+			return 0, classify(err)
+		}
+		fn(id, key, body)
+	}
+	return int(corpus), classify(rows.Err())
+}
+
 // LexicalRanks is Search's ranking (the same query) without reading the
 // records.
 func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Ranked, error) {

@@ -80,7 +80,11 @@ import (
 // keep theirs and read as before. An older custody, which would read a
 // packed leaf as the leaf and such a receipt without its reason, refuses
 // a version 26 one.
-const schemaVersion = 26
+// Version 27 deletes the stored vectors of the built-in embedder (models
+// builtin-…): it is static (embed.Static), its semantic list scores the
+// candidates' texts, and no worker stores them any more. Vectors of other
+// models stay.
+const schemaVersion = 27
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -203,6 +207,15 @@ DROP TABLE tri_pending`); err != nil {
 	}
 	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)
+	}
+	if hasRecords == 1 && v < 27 {
+		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE substr(model, 1, 8) = 'builtin-'`)
+		if err != nil {
+			return fmt.Errorf("migrating to schema 27: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			slog.Info("sqlite: migrated to schema 27: the built-in embedder's vectors are no longer stored (its searches score the records' texts)", "deleted", n)
+		}
 	}
 	if hasPrincipals == 1 && hasLogIndex == 0 {
 		leaves := "log_leaves"

@@ -44,6 +44,63 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	return top(scorer, q.Limit), nil
 }
 
+// CandidateTexts reads the keys and bodies of the candidates the search
+// index finds, as VectorCandidates does, for every record eligible for
+// sc (no vector is needed): the eligibility filter is inside the
+// ranking's query and again in the one reading the texts, so a record
+// that ceased to be eligible between the two is not read.
+func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
+	var terms []string
+	for _, t := range match {
+		if t != "" && !strings.ContainsRune(t, '"') {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 || candidates <= 0 {
+		return 0, nil
+	}
+	gen, err := s.indexPending(ctx)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	cq := q
+	cq.Limit = candidates
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, "")
+	if err != nil {
+		return 0, err
+	}
+	filter, fargs := searchFilter(sc, q)
+	for rest := best; len(rest) > 0; {
+		n := checkSize(len(rest))
+		chunk := rest[:min(n, len(rest))]
+		rest = rest[len(chunk):]
+		args := make([]any, 0, n+len(fargs))
+		for _, b := range chunk {
+			args = append(args, b.rid)
+		}
+		for len(args) < n {
+			args = append(args, args[0])
+		}
+		rows, err := s.reader().QueryContext(ctx, `SELECT r.id, r.key, r.body FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`) AND `+filter, append(args, fargs...)...)
+		if err != nil {
+			return 0, unavailable(err)
+		}
+		for rows.Next() {
+			var id, key, body string
+			if err := rows.Scan(&id, &key, &body); err != nil {
+				rows.Close()
+				return 0, unavailable(err)
+			}
+			fn(id, key, body)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, unavailable(err)
+		}
+	}
+	return int(visible), nil
+}
+
 // scoreVectors gives scorer the vectors of model of the records best.
 func (s *Store) scoreVectors(ctx context.Context, model string, scorer *embed.TermScorer[string], best []eligibleHit) error {
 	ids := make(map[int64]string, len(best))

@@ -59,7 +59,7 @@ var Declarations = []Declaration{
 	{Table: "edges", Columns: "tenant parent child weight", Verify: "MisplacedEdge: every edge is one of its child's logged parents with its weight, and every logged parent has its edge"},
 	{Table: "edges", Columns: "child_rid", Backend: "sqlite", Verify: "MisplacedEdge: the row it points at is the child's"},
 	{Table: "tombstones", Columns: "tenant id state", Verify: "compareTombstones: every row is a terminal state the log records, with that state, and every logged terminal state has its row"},
-	{Table: "vectors", Columns: "model dim vec", Derived: "made from a record's body by the embedding model, deleted with it on erasure; a vector only orders the records a semantic search finds, and eligibility is filtered on the records rows in the same query (custody reindex --vectors makes them again)"},
+	{Table: "vectors", Columns: "model dim vec", Derived: "made from a record's body by an embedding model that stores vectors (openai; never the built-in one, which scores texts at search time), deleted with it on erasure; a vector only orders the records a semantic search finds, and eligibility is filtered on the records rows in the same query (custody reindex --embeddings makes them again)"},
 	{Table: "vectors", Columns: "rid", Backend: "sqlite", Derived: "the record the vector was made from; a vector under another record only changes that record's place in a semantic search, among records eligibility already allows"},
 	{Table: "vectors", Columns: "id", Backend: "postgres", Derived: "the record the vector was made from; a vector under another record only changes that record's place in a semantic search, among records eligibility already allows"},
 

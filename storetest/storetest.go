@@ -128,6 +128,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"SemanticFallback", testSemanticFallback},
 		{"SemanticModelChange", testSemanticModelChange},
 		{"SemanticErase", testSemanticErase},
+		{"SemanticStatic", testSemanticStatic},
 		{"HybridFeedback", testHybridFeedback},
 		{"HybridFeedbackEligibility", testHybridFeedbackEligibility},
 		{"HybridContext", testHybridContext},

@@ -35,7 +35,8 @@ func (f *embedderFlags) embedder() (embed.Embedder, error) {
 }
 
 // startEmbedding runs the service's embedding worker, logging its
-// failures (it retries on its own); nil without an embedder.
+// failures (it retries on its own); nil without an embedder or with the
+// built-in one, which stores no vectors.
 func startEmbedding(svc *custody.Service, logger *slog.Logger) *custody.EmbedWorker {
 	return svc.StartEmbedding(custody.EmbedWorkerOptions{OnError: func(err error) {
 		logger.Warn("embedding: vectors are behind; semantic search misses the newest records until the embedder answers", "err", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 )
 
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -17,7 +18,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sf.register(fs)
 	var cps checkpointFlags
 	cps.register(fs)
-	embeddings := fs.Bool("embeddings", false, "compute every record's vector for semantic search again, with the embedder the --embedder flags name (after a change of model), and nothing else")
+	embeddings := fs.Bool("embeddings", false, "drop every stored vector and compute every record's vector for semantic search again, with the embedder the --embedder flags name (after a change of model), and nothing else; the built-in embedder stores none (its searches score the records' texts)")
 	var ef embedderFlags
 	ef.register(fs)
 	fs.Usage = func() {
@@ -69,7 +70,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // reindexEmbeddings drops every stored vector and computes them all
-// again with the embedder ef names.
+// again with the embedder ef names; a static one (builtin) stores none.
 func reindexEmbeddings(ctx context.Context, sf storeFlags, ef embedderFlags, stdout, stderr io.Writer) error {
 	var err error
 	if sf.embedder, err = ef.embedder(); err != nil {
@@ -89,6 +90,10 @@ func reindexEmbeddings(ctx context.Context, sf storeFlags, ef embedderFlags, std
 	}
 	if err := vs.DropVectors(ctx); err != nil {
 		return err
+	}
+	if _, static := sf.embedder.(embed.Static); static {
+		fmt.Fprintf(stdout, "ok: dropped every stored vector; %s stores none (its searches score the records' texts)\n", sf.embedder.Model())
+		return nil
 	}
 	n, err := svc.EmbedPending(ctx)
 	if err != nil {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -50,9 +53,6 @@ func TestSearchMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	rememberID(t, alice, "--namespace", "prefs", "--class", "preference", "I like short answers")
-	if _, err := svc.EmbedPending(ctx); err != nil {
-		t.Fatal(err)
-	}
 	out := mustRun(t, alice, runSearch, "--mode", "semantic", "brief", "replies")
 	if !strings.HasPrefix(out, "SCORE") || !strings.Contains(out, "semantic") || !strings.Contains(out, "I like short answers") {
 		t.Errorf("search --mode semantic:\n%s", out)
@@ -65,8 +65,10 @@ func TestSearchMode(t *testing.T) {
 	}
 }
 
-// TestReindexEmbeddings: after a change of model, custody reindex
-// --embeddings computes every record's vector with the new one.
+// TestReindexEmbeddings: custody reindex --embeddings with an embedder
+// that stores vectors (openai, here a server of its protocol) computes
+// every record's; with the built-in one, which stores none, it drops
+// every stored vector and computes nothing.
 func TestReindexEmbeddings(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -83,22 +85,50 @@ func TestReindexEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := svc.EmbedPending(ctx); err != nil || n != 1 {
-		t.Fatalf("embed: %d %v", n, err)
+	if n, err := svc.EmbedPending(ctx); err != nil || n != 0 {
+		t.Fatalf("embed with the built-in embedder: %d %v; want 0 (it stores no vectors)", n, err)
 	}
 	st.Close()
+	vectorOf := func() (string, int, error) {
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return st.VectorOf(ctx, "acme", d.ID)
+	}
 
-	out, errOut, err := run(t, "", runReindex, "--db", db, "--embeddings", "--embedder-dim", "128")
-	if err != nil || !strings.Contains(out, "ok: computed the vectors of 1 records with builtin-") || !strings.Contains(out, "-128") {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Input []string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := []item{}
+		for i, s := range req.Input {
+			data = append(data, item{i, []float32{float32(len(s)), 1, 0}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer srv.Close()
+	out, errOut, err := run(t, "", runReindex, "--db", db, "--embeddings", "--embedder", "openai", "--embedder-url", srv.URL+"/v1", "--embedder-model", "m")
+	if err != nil || !strings.Contains(out, "ok: computed the vectors of 1 records with openai:") {
+		t.Fatalf("reindex --embeddings --embedder openai: %v\n%s%s", err, out, errOut)
+	}
+	if model, dim, err := vectorOf(); err != nil || dim != 3 || !strings.HasPrefix(model, "openai:") {
+		t.Errorf("vector after reindex with openai: %s %d %v; want the openai model's, 3 dimensions", model, dim, err)
+	}
+
+	out, errOut, err = run(t, "", runReindex, "--db", db, "--embeddings", "--embedder-dim", "128")
+	if err != nil || !strings.Contains(out, "ok: dropped every stored vector; builtin-") || !strings.Contains(out, "-128 stores none") {
 		t.Fatalf("reindex --embeddings: %v\n%s%s", err, out, errOut)
 	}
-	st2, err := sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	if model, dim, err := st2.VectorOf(ctx, "acme", d.ID); err != nil || dim != 128 || !strings.HasSuffix(model, "-128") {
-		t.Errorf("vector after reindex: %s %d %v; want the 128-dimension model's", model, dim, err)
+	if model, _, err := vectorOf(); !errors.Is(err, custody.ErrNotFound) {
+		t.Errorf("vector after reindex with the built-in embedder: %q %v; want none", model, err)
 	}
 	if _, _, err := run(t, "", runReindex, "--db", db, "--embeddings", "--embedder", "none"); err == nil {
 		t.Error("reindex --embeddings --embedder none succeeded")

@@ -1,0 +1,168 @@
+package embed
+
+import (
+	"math"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Static is implemented by an embedder whose vector of a text is a pure
+// function of the text and of the table it ships (Builtin): the same text
+// gets the same vector on any server at any time. Such vectors need not
+// be stored. A search scores its candidates from their texts as it reads
+// them (TextScorer), so a write leaves nothing to compute behind it.
+type Static interface {
+	Embedder
+	// Scorer is a TextScorer for the query text.
+	Scorer(query string) TextScorer
+}
+
+// TextScorer ranks candidate records by their texts against one query.
+// Add every candidate, then ask for the Top. It is for one goroutine.
+type TextScorer interface {
+	// Add scores one record by its text: its key, then its body (the
+	// values of a JSON body, not its keys), read as one text.
+	Add(id, key, body string)
+	// Corpus sets how many records a query word's rarity is counted
+	// over, as TermScorer.Corpus.
+	Corpus(n int)
+	// Top is the k best of the records added with a positive score,
+	// best first, with their scores.
+	Top(k int) ([]string, []float32)
+}
+
+// maxQueryWords bounds the words of a query scored one by one.
+const maxQueryWords = 32
+
+var _ Static = (*Builtin)(nil)
+
+// Scorer scores records as TermScorer scores their vectors against the
+// vectors of the query's words (one vector, the whole query's, when it
+// has no word that carries meaning: it then matches nothing). A
+// record's vector is summed from its words' cached sparse vectors into
+// one array the scorer keeps for all its records (nothing is allocated
+// per record), and is never stored.
+func (b *Builtin) Scorer(query string) TextScorer {
+	words := b.Terms(query)
+	words = words[:min(len(words), maxQueryWords)]
+	if len(words) == 0 {
+		words = []string{query}
+	}
+	terms := make([][]float32, len(words))
+	for i, w := range words {
+		terms[i] = b.vector(w)
+	}
+	full := new([maxDim]float32)
+	return &textScorer{b: b, ts: NewTermScorer[string](terms), full: full, acc: full[:b.dim]}
+}
+
+// textScorer is Builtin's TextScorer.
+type textScorer struct {
+	b      *Builtin
+	ts     *TermScorer[string]
+	full   *[maxDim]float32
+	acc    []float32 // full[:dim], the vector of the record being added; zero between records
+	tok    []byte    // the word being read, lower case
+	tokens int       // words read of the record, function words included
+}
+
+func (s *textScorer) Corpus(n int)                    { s.ts.Corpus(n) }
+func (s *textScorer) Top(k int) ([]string, []float32) { return s.ts.Top(k) }
+
+// Add sums the record's vector as Builtin.vector does for
+// EmbedText(key, body) — its words in order, at most maxTokens of them
+// counted, function words left out — and scores it.
+func (s *textScorer) Add(id, key, body string) {
+	s.tokens = 0
+	s.b.mu.RLock()
+	s.sum(key)
+	s.sum(body)
+	s.b.mu.RUnlock()
+	scale := s.quantize()
+	start := len(s.ts.sims)
+	for _, t := range s.ts.terms {
+		s.ts.sims = append(s.ts.sims, Dot(t, s.acc)*scale)
+	}
+	s.ts.added(id, start)
+	clear(s.acc)
+}
+
+// quantize turns the record's summed vector into the one stored vectors
+// held: normalized, then rounded to int8 steps of a scale (Quantize),
+// left in acc as those int8 values; it returns the scale. Similarities
+// are then those DotQuantized gave the stored vector, so rankings are
+// the same whether vectors were stored or not.
+func (s *textScorer) quantize() float32 {
+	var norm float64
+	for _, x := range s.acc {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return 0
+	}
+	k := float32(1 / math.Sqrt(norm))
+	var m float32
+	for i, x := range s.acc {
+		x *= k
+		s.acc[i] = x
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	scale := m / 127
+	if scale == 0 {
+		return 0
+	}
+	for i, x := range s.acc {
+		s.acc[i] = float32(int8(math.Round(float64(x / scale))))
+	}
+	return scale
+}
+
+// sum adds the words of text to the record's vector: the runs of
+// letters and digits of its lower case (as tokenRE finds them in
+// strings.ToLower(text)). Called with s.b.mu read-locked.
+func (s *textScorer) sum(text string) {
+	tok := s.tok[:0]
+	for _, r := range text {
+		if s.tokens >= maxTokens {
+			break
+		}
+		var in bool
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			in = 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+		} else {
+			r = unicode.ToLower(r)
+			in = unicode.IsLetter(r) || unicode.IsNumber(r)
+		}
+		if in {
+			tok = utf8.AppendRune(tok, r)
+		} else if len(tok) > 0 {
+			s.word(tok)
+			tok = tok[:0]
+		}
+	}
+	if len(tok) > 0 && s.tokens < maxTokens {
+		s.word(tok)
+	}
+	s.tok = tok[:0]
+}
+
+// word adds the vector of one word (cached by Builtin.word).
+func (s *textScorer) word(tok []byte) {
+	s.tokens++
+	if stopwords[string(tok)] {
+		return
+	}
+	c, ok := s.b.cache[string(tok)]
+	if !ok {
+		s.b.mu.RUnlock()
+		c = s.b.word(string(tok))
+		s.b.mu.RLock()
+	}
+	acc := s.full
+	for _, x := range c {
+		acc[x.i&(maxDim-1)] += x.w // x.i < dim ≤ maxDim: no bounds check
+	}
+}

@@ -1,0 +1,103 @@
+package embed_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/custody-mem/custody/embed"
+)
+
+// TestStaticScorer: a record scored from its text gets the similarity its
+// stored vector had (the text's words, in any case or script, at most the
+// first 2,048 of them counting), and a query of several words ranks, with
+// the same scores, as TermScorer ranked the stored vectors.
+func TestStaticScorer(t *testing.T) {
+	b := builtin(t)
+	long := strings.Repeat("garden ", 2048) + "zorblatt"
+	texts := []string{"I like SHORT answers", "Ärger in İstanbul: naïve ÉCOLE 42abc", "the garden needs watering", "", "the and of", long, "zorblatt\x80arrived"}
+	for _, q := range []string{"replies", "ärger", "école", "42abc", "garden", "zorblatt", "arrived"} {
+		qv := vec(t, b, q)[0]
+		s := b.Scorer(q)
+		for i, text := range texts {
+			s.Add(string(rune('a'+i)), "", text)
+		}
+		ids, scores := s.Top(len(texts))
+		got := map[string]float32{}
+		for i, id := range ids {
+			got[id] = scores[i]
+		}
+		for i, text := range texts {
+			want, err := embed.DotQuantized(qv, embed.Quantize(vec(t, b, text)[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want <= 0 {
+				want = 0 // not a match: left out
+			}
+			if g := got[string(rune('a'+i))]; g != want {
+				t.Errorf("%q against %q: scored %.6f, its stored vector %.6f", q, text, g, want)
+			}
+		}
+	}
+	// The key's words count, read before the body's.
+	s := b.Scorer("zorblatt")
+	s.Add("k", "zorblatt", "the parcel arrived")
+	if ids, _ := s.Top(1); len(ids) != 1 {
+		t.Error("a word of the key was not scored")
+	}
+
+	docs := []string{"the trip was long", "the trip was fun", "we adopted a puppy on the trip", "a puppy", "what is it"}
+	q := "trip with the puppy"
+	stored := embed.NewTermScorer[string](vec(t, b, b.Terms(q)...))
+	text := b.Scorer(q)
+	for i, d := range docs {
+		id := string(rune('a' + i))
+		if err := stored.Add(id, embed.Quantize(vec(t, b, d)[0])); err != nil {
+			t.Fatal(err)
+		}
+		text.Add(id, "", d)
+	}
+	stored.Corpus(100)
+	text.Corpus(100)
+	wantIDs, wantScores := stored.Top(10)
+	ids, scores := text.Top(10)
+	if strings.Join(ids, "") != strings.Join(wantIDs, "") || len(ids) != 4 || ids[0] != "c" {
+		t.Fatalf("from texts %v, from stored vectors %v; want c first and the same order", ids, wantIDs)
+	}
+	for i := range ids {
+		if scores[i] != wantScores[i] {
+			t.Errorf("score of %s: %.4f from its text, %.4f from its stored vector", ids[i], scores[i], wantScores[i])
+		}
+	}
+	if ids, _ := b.Scorer("what is it").Top(5); len(ids) != 0 {
+		t.Errorf("a query of function words matched %v", ids)
+	}
+}
+
+// BenchmarkStaticScorer times scoring 400 candidates of about 20 words
+// from their texts against a query of three words, the semantic list's
+// work per search: go test ./embed -run '^$' -bench StaticScorer
+func BenchmarkStaticScorer(b *testing.B) {
+	e, err := embed.NewBuiltin(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	words := strings.Fields("meeting travel payroll garden recipe flight doctor school budget concert library hiking tax insurance birthday dentist plumber holiday report invoice answer reply short brief")
+	texts := make([]string, 400)
+	for i := range texts {
+		var sb strings.Builder
+		for k := range 20 {
+			sb.WriteString(words[(i*7+k*13)%len(words)])
+			sb.WriteString(" ")
+		}
+		texts[i] = sb.String()
+	}
+	for b.Loop() {
+		s := e.Scorer("brief garden meeting")
+		for i, t := range texts {
+			s.Add(words[i%len(words)], "", t)
+		}
+		s.Corpus(10000)
+		s.Top(100)
+	}
+}
