@@ -1,0 +1,131 @@
+package custody_test
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+)
+
+// Burst settings: the writes of one burst, the writers and searchers
+// running at once, and how long searches are timed after it.
+const (
+	burstWrites    = 20000
+	burstWriters   = 16
+	burstSearchers = 8
+	burstAfter     = 5 * time.Second
+)
+
+// BenchmarkSearchDuringBurst times hybrid searches (the built-in
+// embedder) of 8 concurrent searchers while 16 writers write a burst of
+// 20,000 records into the seeded store, and for 5 s after the last write
+// is acknowledged: what a client sees right after a bulk load. It reports
+// p50 and p99 of the searches during the burst and after it, and the
+// burst's writes/s. Each iteration is one burst (the store grows by
+// 20,000 records). Run, for the 100k store (a few minutes the first time;
+// CUSTODY_BENCH_SEEDS keeps the seeded store):
+//
+//	CUSTODY_BENCH_SEEDS=DIR CUSTODY_BENCH_EMBEDDER=builtin CUSTODY_BENCH_RECORDS=100000 go test -run '^$' -bench 'SearchDuringBurst$' -benchtime 1x -timeout 0 .
+func BenchmarkSearchDuringBurst(b *testing.B) {
+	if os.Getenv("CUSTODY_BENCH_EMBEDDER") == "" {
+		b.Skip("set CUSTODY_BENCH_EMBEDDER=builtin")
+	}
+	n := benchRecords(b)
+	e, alice := seeded(b, n)
+	settle(b, e)
+	var during, after []time.Duration
+	writes, writing := 0, time.Duration(0)
+	next := n
+	b.ResetTimer()
+	for range b.N {
+		var mu sync.Mutex
+		type sample struct {
+			at time.Time
+			d  time.Duration
+		}
+		var samples []sample
+		stop := make(chan struct{})
+		var searchers sync.WaitGroup
+		for s := range burstSearchers {
+			searchers.Go(func() {
+				for k := s; ; k += burstSearchers {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					t0 := time.Now()
+					res, err := e.svc.SearchRanked(e.ctx, alice, custody.SearchInput{Query: term(k*7919) + " " + term((k+1)*7919+104729), Mode: custody.ModeHybrid})
+					d := time.Since(t0)
+					if err != nil || res.Mode != custody.ModeHybrid {
+						b.Error(err, res)
+						return
+					}
+					mu.Lock()
+					samples = append(samples, sample{t0.Add(d), d})
+					mu.Unlock()
+				}
+			})
+		}
+		start := time.Now()
+		first := next
+		rememberAllBy(b, e, alice, burstWriters, burstWrites, func(i int) custody.Candidate {
+			j := first + i
+			return custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(j), Class: "fact", Body: body(j), Channel: "user"}
+		})
+		end := time.Now()
+		next += burstWrites
+		writes += burstWrites
+		writing += end.Sub(start)
+		time.Sleep(burstAfter)
+		close(stop)
+		searchers.Wait()
+		for _, s := range samples {
+			switch {
+			case s.at.Before(end):
+				during = append(during, s.d)
+			case s.at.Sub(end) <= burstAfter:
+				after = append(after, s.d)
+			}
+		}
+	}
+	b.StopTimer()
+	report := func(ds []time.Duration, name string) {
+		if len(ds) == 0 {
+			return
+		}
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-p50-ms")
+		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, name+"-p99-ms")
+		b.ReportMetric(float64(len(ds))/float64(b.N), name+"-searches")
+	}
+	report(during, "during")
+	report(after, "after")
+	b.ReportMetric(float64(writes)/writing.Seconds(), "writes/s")
+}
+
+// rememberAllBy writes candidate(i) for i < n from writers concurrent
+// writers, whose writes share commits.
+func rememberAllBy(b *testing.B, e *env, c *custody.Caller, writers, n int, candidate func(i int) custody.Candidate) {
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := w; i < n; i += writers {
+				if _, err := e.svc.Remember(e.ctx, c, candidate(i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
