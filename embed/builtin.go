@@ -170,7 +170,7 @@ func (b *Builtin) wordVector(v []float32, t string) {
 		key = base
 	}
 	w := b.p.unknown
-	lm, known := b.lex.lemmas[base]
+	lm, known := b.lex.lemma(base)
 	if known {
 		w = 1
 	}
@@ -178,22 +178,23 @@ func (b *Builtin) wordVector(v []float32, t string) {
 	if !known {
 		return
 	}
+	senses := b.lex.sensesOf(lm)
 	var total float64
-	for _, s := range lm.senses {
+	for _, s := range senses {
 		if int(s.rank) < b.p.senses {
 			total += 1 / float64(1+int(s.rank))
 		}
 	}
-	for _, s := range lm.senses {
+	for _, s := range senses {
 		if int(s.rank) >= b.p.senses {
 			continue
 		}
 		ws := w / float64(1+int(s.rank)) / total
 		b.add(v, synSeed(s.syn), ws*b.p.syn)
-		for _, h := range b.lex.hyper[s.syn] {
+		for _, h := range b.lex.hyper(s.syn) {
 			b.add(v, synSeed(h), ws*b.p.hyper)
 		}
-		for _, n := range b.lex.near[s.syn] {
+		for _, n := range b.lex.near(s.syn) {
 			b.add(v, synSeed(n), ws*b.p.near)
 		}
 	}

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,10 +22,11 @@ type Expander interface {
 
 // conceptIndex maps each synset to the lemmas whose vectors carry it,
 // with the weight they carry it with: the reverse of wordVector's
-// synset components, built once on first use.
+// synset components, built once on first use. Synset s's postings are
+// post[off[s]:off[s+1]], in lemma order.
 type conceptIndex struct {
-	names []string            // lemma index -> lemma
-	bySyn map[int32][]posting // synset -> lemmas carrying it
+	off   []uint32
+	post  []posting
 	forms map[string][]string // lemma -> its irregular forms
 }
 
@@ -33,31 +35,40 @@ type posting struct {
 	w     float32
 }
 
+// bySyn are the postings of synset s.
+func (ix *conceptIndex) bySyn(s int32) []posting {
+	if int(s)+1 >= len(ix.off) {
+		return nil
+	}
+	return ix.post[ix.off[s]:ix.off[s+1]]
+}
+
 // concepts is the synset part of the vector of a known lemma: each synset
 // of its first senses, hypernyms and near relations, with its weight (as
 // wordVector adds them).
 func (b *Builtin) concepts(base string) map[int32]float64 {
-	lm, ok := b.lex.lemmas[base]
+	lm, ok := b.lex.lemma(base)
 	if !ok {
 		return nil
 	}
+	senses := b.lex.sensesOf(lm)
 	var total float64
-	for _, s := range lm.senses {
+	for _, s := range senses {
 		if int(s.rank) < b.p.senses {
 			total += 1 / float64(1+int(s.rank))
 		}
 	}
 	out := map[int32]float64{}
-	for _, s := range lm.senses {
+	for _, s := range senses {
 		if int(s.rank) >= b.p.senses {
 			continue
 		}
 		ws := 1 / float64(1+int(s.rank)) / total
 		out[s.syn] += ws * b.p.syn
-		for _, h := range b.lex.hyper[s.syn] {
+		for _, h := range b.lex.hyper(s.syn) {
 			out[h] += ws * b.p.hyper
 		}
-		for _, n := range b.lex.near[s.syn] {
+		for _, n := range b.lex.near(s.syn) {
 			out[n] += ws * b.p.near
 		}
 	}
@@ -80,16 +91,26 @@ func (b *Builtin) index() *conceptIndex {
 			b.idx = ix
 			return
 		}
-		ix := &conceptIndex{bySyn: map[int32][]posting{}, forms: map[string][]string{}}
-		names := make([]string, 0, len(b.lex.lemmas))
-		for name := range b.lex.lemmas {
-			names = append(names, name)
+		// Two passes over the lemmas (in name order, so postings of equal
+		// weight keep a fixed order): count each synset's postings, then
+		// place them.
+		nsyn := (len(b.lex.relOff) - 1) / 2
+		ix := &conceptIndex{off: make([]uint32, nsyn+1), forms: map[string][]string{}}
+		n := b.lex.lemmaCount()
+		for i := range n {
+			for syn := range b.concepts(b.lex.name(i)) {
+				ix.off[syn+1]++
+			}
 		}
-		sort.Strings(names) // deterministic order of equal weights
-		ix.names = names
-		for i, name := range names {
-			for syn, w := range b.concepts(name) {
-				ix.bySyn[syn] = append(ix.bySyn[syn], posting{int32(i), float32(w)})
+		for s := range nsyn {
+			ix.off[s+1] += ix.off[s]
+		}
+		ix.post = make([]posting, ix.off[nsyn])
+		next := slices.Clone(ix.off[:nsyn])
+		for i := range n {
+			for syn, w := range b.concepts(b.lex.name(i)) {
+				ix.post[next[syn]] = posting{int32(i), float32(w)}
+				next[syn]++
 			}
 		}
 		for form, base := range b.lex.exceptions {
@@ -138,7 +159,7 @@ func (b *Builtin) expand(word string, n int) []string {
 	ix := b.index()
 	shared := map[int32]float64{}
 	for syn, w := range b.concepts(base) {
-		for _, p := range ix.bySyn[syn] {
+		for _, p := range ix.bySyn(syn) {
 			shared[p.lemma] += w * float64(p.w)
 		}
 	}
@@ -165,7 +186,7 @@ func (b *Builtin) expand(word string, n int) []string {
 		add(f)
 	}
 	for _, l := range lemmas {
-		name := ix.names[l]
+		name := b.lex.name(int(l))
 		add(name)
 		for _, f := range ix.forms[name] {
 			add(f)
