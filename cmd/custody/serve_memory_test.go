@@ -24,9 +24,11 @@ import (
 // default), writes CUSTODY_BENCH_RECORDS records (default 10,000) over
 // HTTP from 8 clients — each a sentence or two of this repository's
 // docs, so the words are English — then runs 400 hybrid searches, and
-// reports the server's VmRSS (resident now) and VmHWM (the peak) from
-// /proc, in MB. CUSTODY_BENCH_SERVE_ARGS adds flags to serve (e.g.
-// "--embedder none"). Linux only. Run:
+// reports the server's VmRSS (resident now), VmHWM (the peak), RssAnon
+// and RssFile from /proc, in MB. CUSTODY_BENCH_SERVE_ARGS adds flags to
+// serve (e.g. "--embedder none"); CUSTODY_BENCH_VERBOSE=1 keeps the
+// server's /proc/PID/smaps in $TMPDIR/custody-serve.smaps. Linux only.
+// Run:
 //
 //	go test ./cmd/custody -run '^$' -bench ServeMemory -benchtime 1x
 func BenchmarkServeMemory(b *testing.B) {
@@ -46,18 +48,27 @@ func BenchmarkServeMemory(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	sentences := docSentences(b)
-	var rss, hwm float64
+	sum := map[string]float64{}
 	for i := range b.N {
-		r, h := serveMemory(b, bin, filepath.Join(dir, fmt.Sprintf("run%d", i)), n, sentences)
-		rss += r
-		hwm += h
+		for k, v := range serveMemory(b, bin, filepath.Join(dir, fmt.Sprintf("run%d", i)), n, sentences) {
+			sum[k] += v
+		}
 	}
-	b.ReportMetric(rss/float64(b.N), "rss-MB")
-	b.ReportMetric(hwm/float64(b.N), "hwm-MB")
+	for _, f := range memoryFields {
+		b.ReportMetric(sum[f]/float64(b.N), memoryUnits[f])
+	}
 	b.ReportMetric(float64(n), "records")
 }
 
-func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) (rss, hwm float64) {
+// memoryFields are the figures of /proc/PID/status reported: resident
+// memory now, its peak, and its anonymous (heaps: Go's and SQLite's) and
+// file-backed (the binary's text, the database's map) parts.
+var (
+	memoryFields = []string{"VmRSS", "VmHWM", "RssAnon", "RssFile"}
+	memoryUnits  = map[string]string{"VmRSS": "rss-MB", "VmHWM": "hwm-MB", "RssAnon": "anon-MB", "RssFile": "file-MB"}
+)
+
+func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) map[string]float64 {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
@@ -85,13 +96,6 @@ func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) (rss,
 		cmd.Wait()
 	}()
 	url := "http://" + addr
-	post := func(path string, body any) (*http.Response, error) {
-		data, _ := json.Marshal(body)
-		req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(data))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		return http.DefaultClient.Do(req)
-	}
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
@@ -100,6 +104,31 @@ func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) (rss,
 		if time.Since(start) > time.Minute {
 			b.Fatalf("serve did not answer within a minute:\n%s", logs.String())
 		}
+	}
+	writeAndSearch(b, url, token, n, sentences)
+	figures := map[string]float64{}
+	for _, f := range memoryFields {
+		figures[f] = procStatus(b, cmd.Process.Pid, f)
+	}
+	if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", cmd.Process.Pid)); err == nil {
+			os.WriteFile(filepath.Join(os.TempDir(), "custody-serve.smaps"), data, 0o600)
+			b.Logf("the server's mappings: %s", filepath.Join(os.TempDir(), "custody-serve.smaps"))
+		}
+	}
+	return figures
+}
+
+// writeAndSearch writes n records to the server at url as the bearer of
+// token, from 8 clients, each a sentence or two of sentences, then runs
+// 400 hybrid searches.
+func writeAndSearch(b *testing.B, url, token string, n int, sentences []string) {
+	post := func(path string, body any) (*http.Response, error) {
+		data, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(data))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		return http.DefaultClient.Do(req)
 	}
 	var wg sync.WaitGroup
 	const clients = 8
@@ -138,7 +167,6 @@ func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) (rss,
 			b.Fatalf("search %q: %s, mode %q %s", q, resp.Status, sr.Mode, sr.Fallback)
 		}
 	}
-	return procStatus(b, cmd.Process.Pid, "VmRSS"), procStatus(b, cmd.Process.Pid, "VmHWM")
 }
 
 // procStatus is a memory figure of /proc/PID/status, in MB.
