@@ -11,6 +11,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/postings"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -418,6 +419,53 @@ func TestSearchCopyRebuildsAtMostEvery(t *testing.T) {
 	s.search.lastBuild = time.Now().Add(-rebuildEvery)
 	s.search.mu.Unlock()
 	searchIDs(t, s, "plumber")
+	s.search.builds.Wait()
+	copyInStep(t, s)
+}
+
+// A search that read the generation before the writer's next commit
+// finds the copy a generation ahead of it: it ranks with the copy, and
+// neither falls back to FTS5 nor drops the copy to build it again, even
+// long after the last build; a copy behind the database (another
+// connection's commit) is still built again.
+func TestSearchCopyAheadOfTheSearch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	s := openTestStore(t, path, Options{})
+	putRecords(t, s, testRecord("first plumber", ""))
+	buildCopyNow(t, s)
+	gen, err := s.indexPending(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRecords(t, s, testRecord("second plumber", ""))
+	if _, err := s.indexPending(t.Context()); err != nil { // the writer moves it into the index and the copy
+		t.Fatal(err)
+	}
+	s.search.mu.Lock()
+	s.search.lastBuild = time.Now().Add(-2 * rebuildEvery)
+	held := s.search.gen
+	s.search.mu.Unlock()
+	if held != gen+1 {
+		t.Fatalf("the copy holds generation %d, want %d", held, gen+1)
+	}
+	var sc postings.Scratch
+	f := postings.QueryFilter(searchParts(custody.Scope{Tenant: "acme", Subject: "alice"}), searchOwner("acme", "alice"), time.Now(), custody.SearchQuery{})
+	hits, _, ok := s.rankCopy(t.Context(), []string{"plumber"}, f, gen, &sc)
+	s.search.mu.RLock()
+	building, dropped := s.search.building, s.search.x == nil
+	s.search.mu.RUnlock()
+	if !ok || len(hits) != 2 || building || dropped {
+		t.Fatalf("a search a generation behind the copy: ranked by the copy %v (%d hits), build started %v, copy dropped %v; want the copy's 2 hits and no build", ok, len(hits), building, dropped)
+	}
+	// Behind the database: another connection wrote.
+	other := openTestStore(t, path, Options{SearchMemory: -1})
+	putRecords(t, other, testRecord("their plumber", ""))
+	if _, err := other.indexPending(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchIDs(t, s, "plumber"); len(got) != 3 {
+		t.Fatalf("after their write: %d hits, want 3", len(got))
+	}
 	s.search.builds.Wait()
 	copyInStep(t, s)
 }

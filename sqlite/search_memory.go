@@ -73,14 +73,20 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter,
 }
 
 // rankHeld ranks terms over the rows f keeps with the copy if it holds
-// generation gen, and counts the rows its statistics are over (visible);
-// build is whether a build should start (none runs, and the copy is
-// missing or another connection made it stale).
+// generation gen or a later one, and counts the rows its statistics are
+// over (visible); build is whether a build should start (none runs, and
+// the copy is missing or another connection made it stale). A later
+// generation is this store's writer's commit, made between the search
+// reading gen and ranking: the copy is then newer than the search's
+// view, not stale, and the rows it ranks are checked for eligibility in
+// SQL after it. (Treating it as stale made every search in a burst of
+// writes fall back to FTS5 and, every rebuildEvery, drop the copy and
+// build it again.)
 func (s *Store) rankHeld(terms []string, f postings.Filter, gen int64, sc *postings.Scratch) (hits []postings.Hit, visible int64, ok, build bool) {
 	si := &s.search
 	si.mu.RLock()
 	x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
-	if !off && x != nil && held == gen && !si.building {
+	if !off && x != nil && held >= gen && !si.building {
 		hits = x.Rank(terms, f, sc)
 		visible, _, _ = x.Stats(nil, f, 0)
 		si.mu.RUnlock()
