@@ -148,8 +148,12 @@ type GloveScorer struct {
 	scores []float32
 }
 
-// Scorer is a GloveScorer for query.
-func (g *Glove) Scorer(query string) *GloveScorer {
+var _ Static = (*Glove)(nil)
+
+// Scorer is a GloveScorer for query: Glove is static (Static), so its
+// records' vectors are never stored and a search scores its candidates'
+// texts with this.
+func (g *Glove) Scorer(query string) TextScorer {
 	return &GloveScorer{ws: g.wv.scorer(query, g.p)}
 }
 

@@ -80,10 +80,10 @@ import (
 // keep theirs and read as before. An older custody, which would read a
 // packed leaf as the leaf and such a receipt without its reason, refuses
 // a version 26 one.
-// Version 27 deletes the stored vectors of the built-in embedder (models
-// builtin-…): it is static (embed.Static), its semantic list scores the
-// candidates' texts, and no worker stores them any more. Vectors of other
-// models stay.
+// Version 27 deletes the stored vectors of the built-in and glove
+// embedders (models builtin-… and glove-…): they are static
+// (embed.Static), their semantic list scores the candidates' texts, and
+// no worker stores them any more. Vectors of other models stay.
 const schemaVersion = 27
 
 // migrate brings the database at w to schemaVersion in one transaction.
@@ -209,7 +209,7 @@ DROP TABLE tri_pending`); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)
 	}
 	if hasRecords == 1 && v < 27 {
-		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE substr(model, 1, 8) = 'builtin-'`)
+		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE substr(model, 1, 8) = 'builtin-' OR substr(model, 1, 6) = 'glove-'`)
 		if err != nil {
 			return fmt.Errorf("migrating to schema 27: %w", err)
 		}
