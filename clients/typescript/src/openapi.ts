@@ -2161,6 +2161,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             429: components["responses"]["Error"];
             500: components["responses"]["Error"];
