@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/custody-mem/custody/internal/lexical"
 )
 
 // gloveVersion changes whenever the glove embedder's table or scoring
@@ -66,7 +68,7 @@ func (g *Glove) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 			}
 		}
 		v := make([]float32, g.wv.dim)
-		eachWord(t, false, func(form string) {
+		lexical.EachWord(t, false, func(form string) {
 			if stopwords[form] {
 				return
 			}
@@ -89,7 +91,7 @@ func (g *Glove) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 func (g *Glove) Terms(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	eachWord(text, false, func(form string) {
+	lexical.EachWord(text, false, func(form string) {
 		if !seen[form] && wordTerm(form) != "" {
 			seen[form] = true
 			out = append(out, form)

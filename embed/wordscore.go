@@ -3,8 +3,6 @@ package embed
 import (
 	"math"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/custody-mem/custody/internal/lexical"
 )
@@ -63,7 +61,7 @@ const maxScoredWords = 32
 // function words only) scores every text 0.
 func (g *wordVectors) scorer(query string, p wordParams) *wordScorer {
 	s := &wordScorer{g: g, p: p}
-	eachWord(query, false, func(form string) {
+	lexical.EachWord(query, false, func(form string) {
 		t := wordTerm(form)
 		if t == "" || len(s.q) == maxScoredWords {
 			return
@@ -102,7 +100,7 @@ func (s *wordScorer) score(texts ...string) float32 {
 	}
 	clear(s.best)
 	for _, text := range texts {
-		eachWord(text, true, s.match)
+		lexical.EachWord(text, true, s.match)
 	}
 	var sum float32
 	for i, q := range s.q {
@@ -202,77 +200,4 @@ func wordTerm(form string) string {
 		return ""
 	}
 	return lexical.Term(form)
-}
-
-// eachWord calls fn with the lower-case words of text as the search index
-// reads them (of a body, the caller passes lexical.Values): tokens are runs
-// of letters and digits joined by single '-', '_', '.', '@' or '+'; a
-// token holding a digit or a joiner other than '-' is an identifier, one
-// word whole (followed, with parts, by each of its runs, as a document's
-// terms are: ACCT-7777 is acct-7777, acct and 7777), and any other token
-// is one word per run ("follow-up" is follow and up).
-func eachWord(text string, parts bool, fn func(form string)) {
-	text = strings.ToLower(text)
-	for i := 0; i < len(text); {
-		end := runEnd(text, i)
-		if end == i {
-			_, w := utf8.DecodeRuneInString(text[i:])
-			i += w
-			continue
-		}
-		ident := false
-		for end < len(text) && isJoiner(text[end]) {
-			next := runEnd(text, end+1)
-			if next == end+1 {
-				break
-			}
-			ident = ident || text[end] != '-'
-			end = next
-		}
-		tok := text[i:end]
-		i = end
-		if !ident {
-			ident = strings.ContainsFunc(tok, unicode.IsNumber)
-		}
-		if ident {
-			fn(tok)
-			if !parts {
-				continue
-			}
-		}
-		for j := 0; j < len(tok); {
-			e := runEnd(tok, j)
-			if e == j {
-				j++ // a '-'
-				continue
-			}
-			fn(tok[j:e])
-			j = e
-		}
-	}
-}
-
-// runEnd is the end of the run of letters and digits of s starting at i
-// (i itself when there is none).
-func runEnd(s string, i int) int {
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-				return i
-			}
-			i++
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
-			return i
-		}
-		i += w
-	}
-	return i
-}
-
-func isJoiner(c byte) bool {
-	return c == '-' || c == '_' || c == '.' || c == '@' || c == '+'
 }

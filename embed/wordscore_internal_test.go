@@ -22,7 +22,7 @@ func TestEachWordAgreesWithLexical(t *testing.T) {
 		"a--b _x_ 3.14 -- e-mail re-entry",
 	} {
 		var got []string
-		eachWord(text, true, func(form string) {
+		lexical.EachWord(text, true, func(form string) {
 			for _, t := range lexical.Query(form, 1) {
 				if !slices.Contains(got, t) {
 					got = append(got, t)

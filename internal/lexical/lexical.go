@@ -265,3 +265,51 @@ func Term(tok string) string {
 	}
 	return ""
 }
+
+// EachWord calls fn with the lower-case words of text as the search index
+// reads them (of a body, the caller passes Values): tokens are runs
+// of letters and digits joined by single '-', '_', '.', '@' or '+'; a
+// token holding a digit or a joiner other than '-' is an identifier, one
+// word whole (followed, with parts, by each of its runs, as a document's
+// terms are: ACCT-7777 is acct-7777, acct and 7777), and any other token
+// is one word per run ("follow-up" is follow and up).
+func EachWord(text string, parts bool, fn func(form string)) {
+	text = strings.ToLower(text)
+	for i := 0; i < len(text); {
+		end := runEnd(text, i)
+		if end == i {
+			_, w := utf8.DecodeRuneInString(text[i:])
+			i += w
+			continue
+		}
+		ident := false
+		for end < len(text) && isJoiner(text[end]) {
+			next := runEnd(text, end+1)
+			if next == end+1 {
+				break
+			}
+			ident = ident || text[end] != '-'
+			end = next
+		}
+		tok := text[i:end]
+		i = end
+		if !ident {
+			ident = strings.ContainsFunc(tok, unicode.IsNumber)
+		}
+		if ident {
+			fn(tok)
+			if !parts {
+				continue
+			}
+		}
+		for j := 0; j < len(tok); {
+			e := runEnd(tok, j)
+			if e == j {
+				j++ // a '-'
+				continue
+			}
+			fn(tok[j:e])
+			j = e
+		}
+	}
+}
