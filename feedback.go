@@ -46,10 +46,15 @@ const (
 // query (RankedRecords), and the feedback list is made by the same
 // candidate query as first, with q's filters, so eligibility holds in it
 // as in first.
+//
+// A query naming an identifier (an account number, an IBAN, an address,
+// a key) asks for that value and is not expanded: the words of
+// ACCT-7777's record ("savings account at the bank") would otherwise
+// bring ACCT-7778's.
 func (s *Service) feedbackList(ctx context.Context, vs VectorStore, sc Scope, q SearchQuery, first []Ranked) ([]Ranked, error) {
 	first = first[:min(len(first), feedbackRecords)]
 	tc, ok := vs.(TermCounter)
-	if len(first) == 0 || !ok {
+	if len(first) == 0 || !ok || namesIdentifier(q.Text) {
 		return nil, nil
 	}
 	ids := make([]string, len(first))
@@ -166,4 +171,13 @@ func expansion(query string, docs []feedbackDoc, n int) []lexical.Word {
 		out = append(out, lexical.Word{Term: t, Form: form[t]})
 	}
 	return out
+}
+
+// namesIdentifier reports whether text holds an identifier, as the
+// search index reads one (internal/lexical): a token with a digit or a
+// joiner such as '.', '@' or '_'.
+func namesIdentifier(text string) bool {
+	found := false
+	lexical.EachWord(text, false, func(form string) { found = found || lexical.IsIdentifier(form) })
+	return found
 }

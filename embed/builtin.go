@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/custody-mem/custody/internal/lexical"
 )
 
 // DefaultBuiltinDim is the built-in embedder's vector length.
@@ -104,14 +106,17 @@ var tokenRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
 const maxTokens = 2048
 
 // Terms are the words of text that are not function words, in order,
-// each once.
+// each once, as the search index reads a query: an identifier
+// (ACCT-7777, bob@example.com) is one term, kept whole, so that it
+// matches itself only (Scorer).
 func (b *Builtin) Terms(text string) []string {
 	var out []string
-	for _, t := range tokenRE.FindAllString(strings.ToLower(text), maxTokens) {
-		if !stopwords[t] && !slices.Contains(out, t) {
-			out = append(out, t)
+	n := 0
+	lexical.EachWord(text, false, func(w string) {
+		if n++; n <= maxTokens && !stopwords[w] && !slices.Contains(out, w) {
+			out = append(out, w)
 		}
-	}
+	})
 	return out
 }
 

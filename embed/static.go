@@ -2,6 +2,8 @@ package embed
 
 import (
 	"math"
+
+	"github.com/custody-mem/custody/internal/lexical"
 	"unicode"
 	"unicode/utf8"
 )
@@ -49,11 +51,27 @@ func (b *Builtin) Scorer(query string) TextScorer {
 		words = []string{query}
 	}
 	terms := make([][]float32, len(words))
+	var exact map[string]int
 	for i, w := range words {
 		terms[i] = b.vector(w)
+		if lexical.IsIdentifier(w) {
+			if exact == nil {
+				exact = map[string]int{}
+			}
+			exact[w] = i
+		}
 	}
 	full := new([maxDim]float32)
-	return &textScorer{b: b, ts: NewTermScorer[string](terms), full: full, acc: full[:b.dim]}
+	s := &textScorer{b: b, ts: NewTermScorer[string](terms), full: full, acc: full[:b.dim], exact: exact}
+	if exact != nil {
+		s.present = make([]bool, len(words))
+		s.mark = func(form string) {
+			if i, ok := s.exact[form]; ok {
+				s.present[i] = true
+			}
+		}
+	}
+	return s
 }
 
 // textScorer is Builtin's TextScorer.
@@ -64,6 +82,14 @@ type textScorer struct {
 	acc    []float32 // full[:dim], the vector of the record being added; zero between records
 	tok    []byte    // the word being read, lower case
 	tokens int       // words read of the record, function words included
+
+	// exact are the query's identifiers (by term index): one matches a
+	// record only when the record holds it whole or as a part of one of
+	// its identifiers, as the search index matches it, never through
+	// words it shares (acct-7777 never matches acct-7778 by acct).
+	exact   map[string]int
+	present []bool // per term, the record holds it (exact terms only)
+	mark    func(form string)
 }
 
 func (s *textScorer) Corpus(n int)                    { s.ts.Corpus(n) }
@@ -83,8 +109,24 @@ func (s *textScorer) Add(id, key, body string) {
 	for _, t := range s.ts.terms {
 		s.ts.sims = append(s.ts.sims, Dot(t, s.acc)*scale)
 	}
+	if s.exact != nil {
+		s.matchExact(key, body, s.ts.sims[start:])
+	}
 	s.ts.added(id, start)
 	clear(s.acc)
+}
+
+// matchExact zeroes the similarity of each of the query's identifiers
+// the record (key and body) does not hold.
+func (s *textScorer) matchExact(key, body string, sims []float32) {
+	clear(s.present)
+	lexical.EachWord(key, true, s.mark)
+	lexical.EachWord(body, true, s.mark)
+	for _, i := range s.exact {
+		if !s.present[i] {
+			sims[i] = 0
+		}
+	}
 }
 
 // quantize turns the record's summed vector into the one stored vectors

@@ -9,7 +9,8 @@ import (
 
 // TestStaticScorer: a record scored from its text gets the similarity its
 // stored vector had (the text's words, in any case or script, at most the
-// first 2,048 of them counting), and a query of several words ranks, with
+// first 2,048 of them counting; an identifier matching only a text that
+// holds it), and a query of several words ranks, with
 // the same scores, as TermScorer ranked the stored vectors.
 func TestStaticScorer(t *testing.T) {
 	b := builtin(t)
@@ -31,8 +32,8 @@ func TestStaticScorer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want <= 0 {
-				want = 0 // not a match: left out
+			if want <= 0 || q == "42abc" && !strings.Contains(strings.ToLower(text), q) {
+				want = 0 // not a match, or an identifier the text does not hold: left out
 			}
 			if g := got[string(rune('a'+i))]; g != want {
 				t.Errorf("%q against %q: scored %.6f, its stored vector %.6f", q, text, g, want)

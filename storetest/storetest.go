@@ -136,6 +136,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"HybridNeighbours", testHybridNeighbours},
 		{"HybridSession", testHybridSession},
 		{"HybridDiversity", testHybridDiversity},
+		{"HybridIdentifiers", testHybridIdentifiers},
 		{"SearchStatisticsPrivacy", testSearchStatisticsPrivacy},
 		{"SearchStructured", testSearchStructured},
 		{"TenantLogs", testTenantLogs},

@@ -154,6 +154,10 @@ func Query(text string, n int) []string {
 	return out
 }
 
+// IsIdentifier reports whether a lower-case form EachWord gives is an
+// identifier kept whole (acct-7777, bob@example.com, 2023), not a word.
+func IsIdentifier(form string) bool { return isIdentifier(form) }
+
 // isIdentifier reports whether a lower-case token is kept whole: it holds
 // a digit or a joiner other than '-'.
 func isIdentifier(tok string) bool {

@@ -1,0 +1,57 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
+)
+
+// The identifier rule holds in every mode and with every built-in
+// embedder, not only in lexical search: a search for ACCT-7777 never
+// returns ACCT-7778, which shares its part "acct" and the words around
+// it (neither through the semantic list's word vectors nor through the
+// feedback words of ACCT-7777's record), nor one IBAN or address
+// another. The twins: the identifier's own record is found, a part
+// searched alone finds what holds it, and a word both records share
+// finds both, the exact identifier ranking its record first.
+func testHybridIdentifiers(t *testing.T, e *env) {
+	alice := e.user("acme", "alice")
+	a7777 := e.fact(alice, "s", "Savings account ACCT-7777 at the bank.").ID
+	a7778 := e.fact(alice, "s", "Checking account ACCT-7778 at the bank.").ID
+	iban := e.fact(alice, "s", "Pay rent to DE89370400440532013000 at the bank").ID
+	e.fact(alice, "s", "Old landlord DE89370400440532013001 at the bank")
+	bob := e.fact(alice, "s", "Write to bob@example.com for invoices").ID
+	e.fact(alice, "s", "Write to carol@example.com for invoices")
+	for _, provider := range []string{"builtin", "glove"} {
+		emb, err := embed.New(embed.Config{Provider: provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.withEmbedder(emb)
+		for _, mode := range []custody.SearchMode{custody.ModeHybrid, custody.ModeSemantic} {
+			for _, c := range []struct {
+				q    string
+				want []string
+			}{
+				{"ACCT-7777", []string{a7777}},
+				{"acct-7778", []string{a7778}},
+				{"ACCT-7779", nil},
+				{"7777", []string{a7777}},
+				{"DE89370400440532013000", []string{iban}},
+				{"bob@example.com", []string{bob}},
+				{"dave@example.com", nil},
+			} {
+				got := itemIDs(e.ranked(alice, custody.SearchInput{Query: c.q, Mode: mode}))
+				if !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+					t.Errorf("%s, %s search %q = %v, want %v", provider, mode, c.q, got, c.want)
+				}
+			}
+		}
+		got := itemIDs(e.ranked(alice, custody.SearchInput{Query: "ACCT-7777 account", Mode: custody.ModeHybrid}))
+		if len(got) < 2 || got[0] != a7777 || !slices.Contains(got, a7778) {
+			t.Errorf("%s, hybrid search %q = %v, want %s first and %s (by the word account) after it", provider, "ACCT-7777 account", got, a7777, a7778)
+		}
+	}
+}
