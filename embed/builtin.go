@@ -39,9 +39,9 @@ type Builtin struct {
 	lex *lexicon
 	p   builtinParams
 
-	mu       sync.RWMutex
-	cache    map[string][]component // word form -> its vector (word)
-	expanded map[string][]string    // word and n -> Expand(word, n)
+	words    *wordCache          // word form -> its vector (word)
+	mu       sync.RWMutex        // guards expanded
+	expanded map[string][]string // word and n -> Expand(word, n)
 
 	idxOnce sync.Once
 	idx     *conceptIndex // expand.go
@@ -75,7 +75,7 @@ func NewBuiltin(dim int) (*Builtin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Builtin{dim: dim, lex: l, p: defaultParams, cache: map[string][]component{}, expanded: map[string][]string{}}, nil
+	return &Builtin{dim: dim, lex: l, p: defaultParams, words: newWordCache(wordCacheComponents), expanded: map[string][]string{}}, nil
 }
 
 // Model is "builtin-" and the version of the table and weights, and the
@@ -140,31 +140,35 @@ type component struct {
 	w float32
 }
 
-// maxCachedWords bounds the words whose vectors are kept (a few MB).
+// maxCachedWords bounds the word expansions kept (Expand).
 const maxCachedWords = 50000
 
-// word is the sparse vector of one word form, computed once.
+// word is the sparse vector of one word form, cached (wordCache).
 func (b *Builtin) word(t string) []component {
-	b.mu.RLock()
-	c, ok := b.cache[t]
-	b.mu.RUnlock()
-	if ok {
+	if c, ok := b.words.get([]byte(t)); ok {
 		return c
 	}
-	dense := make([]float32, b.dim)
-	b.wordVector(dense, t)
-	for i, x := range dense {
+	return b.computeWord(t)
+}
+
+// computeWord computes the sparse vector of word form t and caches it.
+func (b *Builtin) computeWord(t string) []component {
+	dense := densePool.Get().(*[maxDim]float32)
+	b.wordVector(dense[:b.dim], t)
+	var c []component
+	for i, x := range dense[:b.dim] {
 		if x != 0 {
 			c = append(c, component{int32(i), x})
+			dense[i] = 0
 		}
 	}
-	b.mu.Lock()
-	if len(b.cache) < maxCachedWords {
-		b.cache[t] = c
-	}
-	b.mu.Unlock()
+	densePool.Put(dense)
+	b.words.put(t, c)
 	return c
 }
+
+// densePool holds zeroed arrays a word's vector is summed in.
+var densePool = sync.Pool{New: func() any { return new([maxDim]float32) }}
 
 // wordVector adds the vector of word form t to v: its own, and its
 // lemma's senses with their related synsets.

@@ -97,23 +97,33 @@ func (s *textScorer) Top(k int) ([]string, []float32) { return s.ts.Top(k) }
 
 // Add sums the record's vector as Builtin.vector does for
 // EmbedText(key, body) — its words in order, at most maxTokens of them
-// counted, function words left out — and scores it.
+// counted, function words left out — and scores it by its cosine
+// similarity to each query word's vector (exact: not rounded to int8 as
+// the vectors once stored were).
 func (s *textScorer) Add(id, key, body string) {
 	s.tokens = 0
-	s.b.mu.RLock()
 	s.sum(key)
 	s.sum(body)
-	s.b.mu.RUnlock()
-	scale := s.quantize()
+	var norm float64
+	for _, x := range s.acc {
+		norm += float64(x) * float64(x)
+	}
 	start := len(s.ts.sims)
-	for _, t := range s.ts.terms {
-		s.ts.sims = append(s.ts.sims, Dot(t, s.acc)*scale)
+	if norm == 0 {
+		for range s.ts.terms {
+			s.ts.sims = append(s.ts.sims, 0)
+		}
+	} else {
+		k := float32(1 / math.Sqrt(norm))
+		for _, t := range s.ts.terms {
+			s.ts.sims = append(s.ts.sims, Dot(t, s.acc)*k)
+		}
+		clear(s.acc)
 	}
 	if s.exact != nil {
 		s.matchExact(key, body, s.ts.sims[start:])
 	}
 	s.ts.added(id, start)
-	clear(s.acc)
 }
 
 // matchExact zeroes the similarity of each of the query's identifiers
@@ -129,39 +139,9 @@ func (s *textScorer) matchExact(key, body string, sims []float32) {
 	}
 }
 
-// quantize turns the record's summed vector into the one stored vectors
-// held: normalized, then rounded to int8 steps of a scale (Quantize),
-// left in acc as those int8 values; it returns the scale. Similarities
-// are then those DotQuantized gave the stored vector, so rankings are
-// the same whether vectors were stored or not.
-func (s *textScorer) quantize() float32 {
-	var norm float64
-	for _, x := range s.acc {
-		norm += float64(x) * float64(x)
-	}
-	if norm == 0 {
-		return 0
-	}
-	k := float32(1 / math.Sqrt(norm))
-	var m float32
-	for i, x := range s.acc {
-		x *= k
-		s.acc[i] = x
-		m = max(m, float32(math.Abs(float64(x))))
-	}
-	scale := m / 127
-	if scale == 0 {
-		return 0
-	}
-	for i, x := range s.acc {
-		s.acc[i] = float32(int8(math.Round(float64(x / scale))))
-	}
-	return scale
-}
-
 // sum adds the words of text to the record's vector: the runs of
 // letters and digits of its lower case (as tokenRE finds them in
-// strings.ToLower(text)). Called with s.b.mu read-locked.
+// strings.ToLower(text)).
 func (s *textScorer) sum(text string) {
 	tok := s.tok[:0]
 	for _, r := range text {
@@ -197,11 +177,9 @@ func (s *textScorer) word(tok []byte) {
 	if stopwords[string(tok)] {
 		return
 	}
-	c, ok := s.b.cache[string(tok)]
+	c, ok := s.b.words.get(tok)
 	if !ok {
-		s.b.mu.RUnlock()
-		c = s.b.word(string(tok))
-		s.b.mu.RLock()
+		c = s.b.computeWord(string(tok))
 	}
 	acc := s.full
 	for _, x := range c {
