@@ -111,6 +111,11 @@ type searchIndex struct {
 	// to x: a search that finds a newer generation then is not seeing
 	// another connection's commit.
 	applying bool
+	// applied is closed when the changes being committed are given to x
+	// (or the commit fails): a search that read their generation waits
+	// on it, at most catchUpWait, rather than rank with FTS5.
+	applied chan struct{}
+	waiting atomic.Int32 // searches waiting on applied
 	// building is set while a build runs; replay then keeps the changes
 	// committed meanwhile, by generation, for the build to apply after its
 	// snapshot.
@@ -146,6 +151,9 @@ type committed struct {
 func (si *searchIndex) willApply() {
 	si.mu.Lock()
 	si.applying = true
+	if si.applied == nil {
+		si.applied = make(chan struct{})
+	}
 	si.mu.Unlock()
 }
 
@@ -155,6 +163,10 @@ func (si *searchIndex) apply(c committed, ok bool) {
 	si.mu.Lock()
 	defer si.mu.Unlock()
 	si.applying = false
+	if si.applied != nil {
+		close(si.applied)
+		si.applied = nil
+	}
 	if !ok {
 		return
 	}
