@@ -32,9 +32,16 @@ const (
 // CUSTODY_BENCH_SEEDS keeps the seeded store):
 //
 //	CUSTODY_BENCH_SEEDS=DIR CUSTODY_BENCH_EMBEDDER=builtin CUSTODY_BENCH_RECORDS=100000 go test -run '^$' -bench 'SearchDuringBurst$' -benchtime 1x -timeout 0 .
+//
+// CUSTODY_BENCH_MODE=lexical (or semantic) times that mode instead of
+// hybrid.
 func BenchmarkSearchDuringBurst(b *testing.B) {
 	if os.Getenv("CUSTODY_BENCH_EMBEDDER") == "" {
 		b.Skip("set CUSTODY_BENCH_EMBEDDER=builtin")
+	}
+	mode := custody.SearchMode(os.Getenv("CUSTODY_BENCH_MODE"))
+	if mode == "" {
+		mode = custody.ModeHybrid
 	}
 	n := benchRecords(b)
 	e, alice := seeded(b, n)
@@ -62,9 +69,9 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 					default:
 					}
 					t0 := time.Now()
-					res, err := e.svc.SearchRanked(e.ctx, alice, custody.SearchInput{Query: term(k*7919) + " " + term((k+1)*7919+104729), Mode: custody.ModeHybrid})
+					res, err := e.svc.SearchRanked(e.ctx, alice, custody.SearchInput{Query: term(k*7919) + " " + term((k+1)*7919+104729), Mode: mode})
 					d := time.Since(t0)
-					if err != nil || res.Mode != custody.ModeHybrid {
+					if err != nil || res.Mode != mode {
 						b.Error(err, res)
 						return
 					}
