@@ -105,7 +105,7 @@ func (s *Store) visibleStats(ctx context.Context, sc custody.Scope, terms []stri
 // rankFTS is bestEligible without the copy: the best q.Limit records
 // eligible for sc under q's filters (and also, with its arguments) that
 // hold one of terms, best first, scored as the copy scores them; and the
-// number of records sc may retrieve.
+// number of records sc may retrieve. Their keys and bodies come with them.
 func (s *Store) rankFTS(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
 	match := ftsTerms(terms)
 	if match == "" {
@@ -134,11 +134,10 @@ func (s *Store) rankFTS(ctx context.Context, sc custody.Scope, q custody.SearchQ
 	var hits []eligibleHit
 	for rows.Next() {
 		var h eligibleHit
-		var body, key string
-		if err := rows.Scan(&h.rid, &h.id, &body, &key); err != nil {
+		if err := rows.Scan(&h.rid, &h.id, &h.body, &h.key); err != nil {
 			return nil, N, unavailable(err)
 		}
-		bt, kt := lexical.Document(body), lexical.Document(key)
+		bt, kt := lexical.Document(h.body), lexical.Document(h.key)
 		w := postings.Weights(bt, kt)
 		D := float64(len(bt) + len(kt))
 		matched := false

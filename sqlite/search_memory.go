@@ -169,7 +169,7 @@ func (s *Store) startSearchBuild() {
 // searchRanked is Search: the best eligible records, ranked by the copy
 // or without it (search_fts.go), read by rid once they are known.
 func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, false, "")
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.Se
 
 // lexicalRanked is LexicalRanks: Search's ranking without the records.
 func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, "")
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, false, "")
 	out := make([]custody.Ranked, len(best))
 	for i, b := range best {
 		out[i] = custody.Ranked{ID: b.id, Score: b.score}
@@ -218,19 +218,21 @@ func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.S
 
 // rankEligible is bestEligible, ranked by the copy if it can, else
 // without it (rankFTS): the same records, with the same scores.
-func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
-	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, gen, also, alsoArgs...)
+func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
+	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, gen, texts, also, alsoArgs...)
 	if ok || err != nil {
 		return best, visible, err
 	}
 	return s.rankFTS(ctx, sc, q, terms, also, alsoArgs...)
 }
 
-// eligibleHit is a record bestEligible found eligible, and its score.
+// eligibleHit is a record bestEligible found eligible, and its score;
+// its key and body when they were asked for (texts).
 type eligibleHit struct {
-	rid   int64
-	id    string
-	score float64
+	rid       int64
+	id        string
+	score     float64
+	key, body string
 }
 
 // bestEligible ranks terms with the copy and returns the best records
@@ -238,7 +240,7 @@ type eligibleHit struct {
 // aliased r, with its arguments), at most q.Limit, best first, and the
 // number of records sc may retrieve (the statistics' rows). ok is
 // false, and nothing is read, if the copy cannot rank them.
-func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
 	scratch, _ := s.search.pool.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
@@ -253,7 +255,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		filter, fargs = filter+` AND `+also, append(fargs, alsoArgs...)
 	}
 	var out []eligibleHit
-	ids := map[int64]string{}
+	ids := map[int64]eligibleHit{}
 	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
@@ -265,12 +267,13 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 			args = append(args, args[0]) // padding: the same rid again
 		}
 		clear(ids)
-		if err := s.readEligible(ctx, filter, n, append(args, fargs...), ids); err != nil {
+		if err := s.readEligible(ctx, filter, n, append(args, fargs...), texts, ids); err != nil {
 			return nil, visible, true, err
 		}
 		for _, h := range best {
-			if id, found := ids[int64(h.Row)]; found && len(out) < q.Limit {
-				out = append(out, eligibleHit{rid: int64(h.Row), id: id, score: h.Score})
+			if e, found := ids[int64(h.Row)]; found && len(out) < q.Limit {
+				e.score = h.Score
+				out = append(out, e)
 			}
 		}
 	}
@@ -289,24 +292,32 @@ func checkSize(n int) int {
 
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-// readEligible reads into ids, by rid, the ids of the records among the n
-// rids of args that pass filter (whose arguments follow the rids in args).
-func (s *Store) readEligible(ctx context.Context, filter string, n int, args []any, ids map[int64]string) error {
+// readEligible reads into ids, by rid, the records among the n rids of
+// args that pass filter (whose arguments follow the rids in args): their
+// ids, and their keys and bodies if texts.
+func (s *Store) readEligible(ctx context.Context, filter string, n int, args []any, texts bool, ids map[int64]eligibleHit) error {
+	cols := `r.rid, r.id`
+	if texts {
+		cols += `, r.key, r.body`
+	}
 	// NOT INDEXED: the records are read by rid, never by a scan of an
 	// index of the filter's (the tenant's, say), which the planner would
 	// otherwise pick for a short list.
-	rows, err := s.reader().QueryContext(ctx, `SELECT r.rid, r.id FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`) AND `+filter, args...)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+cols+` FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`) AND `+filter, args...)
 	if err != nil {
 		return unavailable(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var rid int64
-		var id string
-		if err := rows.Scan(&rid, &id); err != nil {
+		var e eligibleHit
+		dest := []any{&e.rid, &e.id}
+		if texts {
+			dest = append(dest, &e.key, &e.body)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return unavailable(err)
 		}
-		ids[rid] = id
+		ids[e.rid] = e
 	}
 	if err := rows.Err(); err != nil {
 		return unavailable(err)

@@ -109,7 +109,7 @@ func open(ctx context.Context, path string, idle time.Duration, o Options) (*Sto
 	// The writer does not checkpoint inside its commits (that took
 	// milliseconds inside one commit in sixty): the checkpointer does,
 	// beside it, and the writer resets the WAL between commits (wal.go).
-	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+walLimitPragma+"&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_pragma=secure_delete(1)&_txlock=immediate")
+	w, err := sql.Open("sqlite", dsn("wal_autocheckpoint(0)")+walLimitPragma+"&_pragma=cache_size(-2048)&_pragma=temp_store(MEMORY)&_pragma=secure_delete(1)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, false, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
 	if err != nil {
 		return nil, err
 	}
@@ -46,9 +46,9 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 
 // CandidateTexts reads the keys and bodies of the candidates the search
 // index finds, as VectorCandidates does, for every record eligible for
-// sc (no vector is needed): the eligibility filter is inside the
-// ranking's query and again in the one reading the texts, so a record
-// that ceased to be eligible between the two is not read.
+// sc (no vector is needed): the texts are read by the query that checks
+// the ranked records' eligibility, so only a record the caller may
+// retrieve under q's filters is ever read.
 func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
 	var terms []string
 	for _, t := range match {
@@ -65,38 +65,15 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, "")
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, true, "")
 	if err != nil {
 		return 0, err
 	}
-	filter, fargs := searchFilter(sc, q)
-	for rest := best; len(rest) > 0; {
-		n := checkSize(len(rest))
-		chunk := rest[:min(n, len(rest))]
-		rest = rest[len(chunk):]
-		args := make([]any, 0, n+len(fargs))
-		for _, b := range chunk {
-			args = append(args, b.rid)
-		}
-		for len(args) < n {
-			args = append(args, args[0])
-		}
-		rows, err := s.reader().QueryContext(ctx, `SELECT r.id, r.key, r.body FROM records r NOT INDEXED WHERE r.rid IN (`+placeholders(n)+`) AND `+filter, append(args, fargs...)...)
-		if err != nil {
-			return 0, unavailable(err)
-		}
-		for rows.Next() {
-			var id, key, body string
-			if err := rows.Scan(&id, &key, &body); err != nil {
-				rows.Close()
-				return 0, unavailable(err)
-			}
-			fn(id, key, body)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, unavailable(err)
-		}
+	// The texts are read with the eligibility check, in the same query:
+	// a record is scored only if the caller may retrieve it under q's
+	// filters.
+	for _, b := range best {
+		fn(b.id, b.key, b.body)
 	}
 	return int(visible), nil
 }
