@@ -18,12 +18,8 @@ import (
 // finds both, the exact identifier ranking its record first.
 func testHybridIdentifiers(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
-	a7777 := e.fact(alice, "s", "Savings account ACCT-7777 at the bank.").ID
-	a7778 := e.fact(alice, "s", "Checking account ACCT-7778 at the bank.").ID
-	iban := e.fact(alice, "s", "Pay rent to DE89370400440532013000 at the bank").ID
-	e.fact(alice, "s", "Old landlord DE89370400440532013001 at the bank")
-	bob := e.fact(alice, "s", "Write to bob@example.com for invoices").ID
-	e.fact(alice, "s", "Write to carol@example.com for invoices")
+	ids := e.identifierRecords(alice) // lexical.go
+	a7777, a7778, iban, bob := ids.a7777, ids.a7778, ids.iban, ids.bob
 	for _, provider := range []string{"builtin", "glove"} {
 		emb, err := embed.New(embed.Config{Provider: provider})
 		if err != nil {

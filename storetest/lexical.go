@@ -54,13 +54,8 @@ func testSearchStopwords(t *testing.T, e *env) {
 // identifier, searched alone, still finds every identifier that has it.
 func testSearchIdentifiers(t *testing.T, e *env) {
 	alice := e.user("acme", "alice")
-	a7777 := e.fact(alice, "s", "Savings account ACCT-7777 at the bank.").ID
-	a7778 := e.fact(alice, "s", "Checking account ACCT-7778 at the bank.").ID
-	iban := e.fact(alice, "s", "Pay rent to DE89370400440532013000").ID
-	e.fact(alice, "s", "Old landlord DE89370400440532013001")
-	bob := e.fact(alice, "s", "Write to bob@example.com for invoices").ID
-	carol := e.fact(alice, "s", "Write to carol@example.com for receipts").ID
-	key := e.remember(alice, custody.Candidate{Namespace: "s", Key: "payee.iban", Class: custody.ClassFact, Body: "DE00 on file", Channel: "user"}).ID
+	ids := e.identifierRecords(alice)
+	a7777, a7778, iban, bob, carol, key := ids.a7777, ids.a7778, ids.iban, ids.bob, ids.carol, ids.key
 	for _, c := range []struct {
 		q    string
 		want []string
@@ -90,4 +85,21 @@ func testSearchIdentifiers(t *testing.T, e *env) {
 	if len(hits) != 2 || hits[0].ID != a7777 || hits[1].ID != a7778 || !(hits[0].Score > hits[1].Score) {
 		t.Errorf("search ACCT-7777 account = %v, want %s strictly above %s", scoredIDs(hits), a7777, a7778)
 	}
+}
+
+// identifierRecords are alice's records of the identifier tests: two
+// accounts, two IBANs and two addresses that share parts, and a keyed
+// record (ids of the ones the tests look for).
+type identifierRecords struct{ a7777, a7778, iban, bob, carol, key string }
+
+func (e *env) identifierRecords(alice *custody.Caller) identifierRecords {
+	var r identifierRecords
+	r.a7777 = e.fact(alice, "s", "Savings account ACCT-7777 at the bank.").ID
+	r.a7778 = e.fact(alice, "s", "Checking account ACCT-7778 at the bank.").ID
+	r.iban = e.fact(alice, "s", "Pay rent to DE89370400440532013000").ID
+	e.fact(alice, "s", "Old landlord DE89370400440532013001")
+	r.bob = e.fact(alice, "s", "Write to bob@example.com for invoices").ID
+	r.carol = e.fact(alice, "s", "Write to carol@example.com for receipts").ID
+	r.key = e.remember(alice, custody.Candidate{Namespace: "s", Key: "payee.iban", Class: custody.ClassFact, Body: "DE00 on file", Channel: "user"}).ID
+	return r
 }
