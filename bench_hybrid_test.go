@@ -9,7 +9,7 @@ import (
 )
 
 // benchEmbedder is the embedder of the benchmarks' services: the built-in
-// one when CUSTODY_BENCH_EMBEDDER=builtin, else none, so that
+// one when CUSTODY_BENCH_EMBEDDER=builtin (glove with =glove), else none, so that
 // BenchmarkRemember measures a write with and without the embedding
 // worker beside it:
 //
@@ -19,14 +19,14 @@ func benchEmbedder(b *testing.B) embed.Embedder {
 	switch v := os.Getenv("CUSTODY_BENCH_EMBEDDER"); v {
 	case "":
 		return nil
-	case "builtin":
-		e, err := embed.NewBuiltin(0)
+	case embed.ProviderBuiltin, embed.ProviderGlove:
+		e, err := embed.New(embed.Config{Provider: v})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return e
 	default:
-		b.Fatalf("CUSTODY_BENCH_EMBEDDER=%q: use builtin or leave it unset", v)
+		b.Fatalf("CUSTODY_BENCH_EMBEDDER=%q: use builtin or glove, or leave it unset", v)
 	}
 	return nil
 }
