@@ -91,8 +91,11 @@ func TestNewProviders(t *testing.T) {
 	if e, err := embed.New(embed.Config{Provider: "none"}); e != nil || err != nil {
 		t.Errorf("none = %v, %v; want nil, nil", e, err)
 	}
-	if e, err := embed.New(embed.Config{}); err != nil || e.Model() != builtin(t).Model() {
-		t.Errorf("default = %v, %v; want the built-in embedder", e, err)
+	if e, err := embed.New(embed.Config{}); err != nil || e.Model() != glove(t).Model() {
+		t.Errorf("default = %v, %v; want glove", e, err)
+	}
+	if e, err := embed.New(embed.Config{Provider: "builtin"}); err != nil || e.Model() != builtin(t).Model() {
+		t.Errorf("builtin = %v, %v; want the WordNet embedder", e, err)
 	}
 	for _, c := range []embed.Config{{Provider: "word2vec"}, {Provider: "openai"}, {Provider: "openai", URL: "http://x/v1"}, {Provider: "openai", URL: "ftp://x", Model: "m"}} {
 		if _, err := embed.New(c); err == nil {

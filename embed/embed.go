@@ -46,14 +46,20 @@ const (
 	ProviderNone    = "none"
 )
 
+// ProviderDefault is the embedder of a Config that names none, and of
+// serve without --embedder: glove, offline, found better than builtin at
+// every k on both LoCoMo development conversations and on the eight
+// held out (docs/benchmarks.md).
+const ProviderDefault = ProviderGlove
+
 // APIKeyEnv is the environment variable the openai provider reads its API
 // key from (sent as a bearer token; unset: no Authorization header).
 const APIKeyEnv = "CUSTODY_EMBEDDER_API_KEY"
 
 // Config selects and configures an embedder; the zero value is the
-// built-in one.
+// default one (ProviderDefault).
 type Config struct {
-	Provider string // builtin (default), glove, openai or none
+	Provider string // glove (the default), builtin, openai or none
 	URL      string // openai: base URL, e.g. http://localhost:11434/v1
 	Model    string // openai: model name
 	Dim      int    // builtin: vector length (default DefaultBuiltinDim); glove: 0 (the table's); openai: requested dimensions (0: the model's own)
@@ -71,8 +77,11 @@ type Config struct {
 
 // New returns the embedder cfg describes, or nil for provider none.
 func New(cfg Config) (Embedder, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = ProviderDefault
+	}
 	switch cfg.Provider {
-	case "", ProviderBuiltin:
+	case ProviderBuiltin:
 		return NewBuiltin(cfg.Dim)
 	case ProviderGlove:
 		if cfg.Dim != 0 {
@@ -87,7 +96,7 @@ func New(cfg Config) (Embedder, error) {
 	case ProviderNone:
 		return nil, nil
 	}
-	return nil, fmt.Errorf("embedder %q is not known: use builtin, glove, openai or none", cfg.Provider)
+	return nil, fmt.Errorf("embedder %q is not known: use glove, builtin, openai or none", cfg.Provider)
 }
 
 // normalize scales v to unit length in place (a zero vector stays zero).

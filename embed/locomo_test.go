@@ -26,8 +26,8 @@ import (
 //
 //	CUSTODY_LOCOMO=/path/to/locomo-dev go test ./embed -run LoCoMo -v
 //
-// with CUSTODY_LOCOMO_EMBEDDER=glove (or another --embedder provider) for
-// another embedder than the built-in one.
+// with CUSTODY_LOCOMO_EMBEDDER=builtin (or another --embedder provider)
+// for another embedder than the default one, glove.
 func TestLoCoMo(t *testing.T) {
 	dir := os.Getenv("CUSTODY_LOCOMO")
 	if dir == "" {
@@ -37,7 +37,7 @@ func TestLoCoMo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embed.New(embed.Config{Provider: os.Getenv("CUSTODY_LOCOMO_EMBEDDER")}) // builtin unless set
+	emb, err := embed.New(embed.Config{Provider: os.Getenv("CUSTODY_LOCOMO_EMBEDDER")}) // the default (glove) unless set
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ type embedderFlags struct {
 }
 
 func (f *embedderFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.provider, "embedder", embed.ProviderBuiltin, "`provider` of the vectors for semantic and hybrid search: builtin (offline, WordNet), glove (offline, GloVe word vectors, scored word by word), openai (any OpenAI-compatible POST /v1/embeddings) or none (lexical search only)")
+	fs.StringVar(&f.provider, "embedder", embed.ProviderDefault, "`provider` of semantic and hybrid search: glove (offline, GloVe word vectors and WordNet, scored word by word), builtin (offline, WordNet random indexing), openai (any OpenAI-compatible POST /v1/embeddings) or none (lexical search only)")
 	fs.StringVar(&f.url, "embedder-url", "", "openai: base `URL` of the API, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (the API key is read from $"+embed.APIKeyEnv+")")
 	fs.StringVar(&f.model, "embedder-model", "", "openai: embedding `model`, e.g. text-embedding-3-small")
 	fs.IntVar(&f.dim, "embedder-dim", 0, "vector `dimension` (builtin: default 512; openai: the model's own unless set)")
@@ -35,8 +35,8 @@ func (f *embedderFlags) embedder() (embed.Embedder, error) {
 }
 
 // startEmbedding runs the service's embedding worker, logging its
-// failures (it retries on its own); nil without an embedder or with the
-// built-in one, which stores no vectors.
+// failures (it retries on its own); nil without an embedder or with an
+// offline one (glove, builtin), which stores no vectors.
 func startEmbedding(svc *custody.Service, logger *slog.Logger) *custody.EmbedWorker {
 	return svc.StartEmbedding(custody.EmbedWorkerOptions{OnError: func(err error) {
 		logger.Warn("embedding: vectors are behind; semantic search misses the newest records until the embedder answers", "err", err)

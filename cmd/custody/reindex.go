@@ -70,14 +70,14 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // reindexEmbeddings drops every stored vector and computes them all
-// again with the embedder ef names; a static one (builtin) stores none.
+// again with the embedder ef names; a static one (glove, builtin) stores none.
 func reindexEmbeddings(ctx context.Context, sf storeFlags, ef embedderFlags, stdout, stderr io.Writer) error {
 	var err error
 	if sf.embedder, err = ef.embedder(); err != nil {
 		return err
 	}
 	if sf.embedder == nil {
-		return usageError{"--embeddings needs an embedder: --embedder builtin or openai"}
+		return usageError{"--embeddings needs an embedder, not none: --embedder openai computes vectors (glove and builtin store none)"}
 	}
 	svc, st, err := sf.open(ctx, stderr)
 	if err != nil {

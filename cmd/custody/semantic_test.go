@@ -123,12 +123,16 @@ func TestReindexEmbeddings(t *testing.T) {
 		t.Errorf("vector after reindex with openai: %s %d %v; want the openai model's, 3 dimensions", model, dim, err)
 	}
 
-	out, errOut, err = run(t, "", runReindex, "--db", db, "--embeddings", "--embedder-dim", "128")
+	out, errOut, err = run(t, "", runReindex, "--db", db, "--embeddings", "--embedder", "builtin", "--embedder-dim", "128")
 	if err != nil || !strings.Contains(out, "ok: dropped every stored vector; builtin-") || !strings.Contains(out, "-128 stores none") {
-		t.Fatalf("reindex --embeddings: %v\n%s%s", err, out, errOut)
+		t.Fatalf("reindex --embeddings --embedder builtin: %v\n%s%s", err, out, errOut)
 	}
 	if model, _, err := vectorOf(); !errors.Is(err, custody.ErrNotFound) {
 		t.Errorf("vector after reindex with the built-in embedder: %q %v; want none", model, err)
+	}
+	out, errOut, err = run(t, "", runReindex, "--db", db, "--embeddings")
+	if err != nil || !strings.Contains(out, "ok: dropped every stored vector; glove-") {
+		t.Fatalf("reindex --embeddings with the default embedder (glove): %v\n%s%s", err, out, errOut)
 	}
 	if _, _, err := run(t, "", runReindex, "--db", db, "--embeddings", "--embedder", "none"); err == nil {
 		t.Error("reindex --embeddings --embedder none succeeded")

@@ -20,14 +20,15 @@ import (
 
 // BenchmarkServeMemory measures the resident memory of the real custody
 // binary serving a single user's store: it builds the binary, starts
-// `custody serve` on a new SQLite store (the built-in embedder, the
-// default), writes CUSTODY_BENCH_RECORDS records (default 10,000) over
-// HTTP from 8 clients — each a sentence or two of this repository's
-// docs, so the words are English — then runs 400 hybrid searches, and
-// reports the server's VmRSS (resident now), VmHWM (the peak), RssAnon
-// and RssFile from /proc, in MB. CUSTODY_BENCH_SERVE_ARGS adds flags to
-// serve (e.g. "--embedder none"); CUSTODY_BENCH_VERBOSE=1 keeps the
-// server's /proc/PID/smaps in $TMPDIR/custody-serve.smaps. Linux only.
+// `custody serve` on a new SQLite store (the default embedder, glove),
+// writes CUSTODY_BENCH_RECORDS records (default 10,000) over HTTP from 8
+// clients — each a sentence or two of this repository's docs, so the
+// words are English — then runs 400 hybrid searches, and reports the
+// server's VmRSS (resident now), VmHWM (the peak), RssAnon and RssFile
+// from /proc, in MB. CUSTODY_BENCH_SERVE_ARGS adds flags to serve (e.g.
+// "--embedder builtin" or "--embedder none"); CUSTODY_BENCH_VERBOSE=1
+// keeps the server's /proc/PID/smaps in $TMPDIR/custody-serve.smaps.
+// Linux only.
 // Run:
 //
 //	go test ./cmd/custody -run '^$' -bench ServeMemory -benchtime 1x
