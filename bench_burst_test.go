@@ -11,11 +11,11 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
-// Burst settings: the writes of one burst, the writers and searchers
-// running at once, and how long searches are timed after it.
+// Burst settings: the writes of one burst (by rememberAll's 16 writers),
+// the searchers running at once, and how long searches are timed after
+// it.
 const (
 	burstWrites    = 20000
-	burstWriters   = 16
 	burstSearchers = 8
 	burstAfter     = 5 * time.Second
 )
@@ -84,7 +84,7 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 		time.Sleep(burstAfter) // the searches at rest, before the burst
 		start := time.Now()
 		first := next
-		rememberAllBy(b, e, alice, burstWriters, burstWrites, func(i int) custody.Candidate {
+		rememberAll(b, e, alice, burstWrites, func(i int) custody.Candidate {
 			j := first + i
 			return custody.Candidate{Namespace: "bench", Key: "k" + strconv.Itoa(j), Class: "fact", Body: body(j), Channel: "user"}
 		})
@@ -123,27 +123,5 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 	_, _, copy1, fts1 := e.store.SearchIndexStats()
 	if ranked := copy1 - copy0 + fts1 - fts0; ranked > 0 {
 		b.ReportMetric(100*float64(fts1-fts0)/float64(ranked), "%ranked-by-FTS5")
-	}
-}
-
-// rememberAllBy writes candidate(i) for i < n from writers concurrent
-// writers, whose writes share commits.
-func rememberAllBy(b *testing.B, e *env, c *custody.Caller, writers, n int, candidate func(i int) custody.Candidate) {
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for w := range writers {
-		wg.Go(func() {
-			for i := w; i < n; i += writers {
-				if _, err := e.svc.Remember(e.ctx, c, candidate(i)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
 	}
 }

@@ -179,11 +179,5 @@ func (s *GloveScorer) Top(k int) ([]string, []float32) {
 	for i, sc := range s.scores {
 		top.Offer(i, sc)
 	}
-	ids := make([]string, 0, top.Len())
-	scores := make([]float32, 0, top.Len())
-	top.Each(func(i int, sc float32) {
-		ids = append(ids, s.ids[i])
-		scores = append(scores, sc)
-	})
-	return ids, scores
+	return ranked(top, s.ids)
 }

@@ -42,6 +42,18 @@ func (n *Nearest[T]) Each(fn func(x T, sim float32)) {
 	}
 }
 
+// ranked is the kept items of n, indexes into ids, as the ids they index
+// and their similarities, most similar first: a scorer's Top.
+func ranked[T any](n *Nearest[int], ids []T) ([]T, []float32) {
+	out := make([]T, 0, n.Len())
+	sims := make([]float32, 0, n.Len())
+	n.Each(func(i int, sim float32) {
+		out = append(out, ids[i])
+		sims = append(sims, sim)
+	})
+	return out, sims
+}
+
 type near[T any] struct {
 	x   T
 	sim float32

@@ -97,11 +97,5 @@ func (s *TermScorer[T]) Top(k int) ([]T, []float32) {
 			top.Offer(d, score)
 		}
 	}
-	ids := make([]T, 0, top.Len())
-	scores := make([]float32, 0, top.Len())
-	top.Each(func(d int, sc float32) {
-		ids = append(ids, s.ids[d])
-		scores = append(scores, sc)
-	})
-	return ids, scores
+	return ranked(top, s.ids)
 }

@@ -13,11 +13,8 @@ import (
 // record's norm is its canonical gate text, so the gate traces the
 // e-mail's IBAN to the e-mail, and verify passes.
 func TestMigrateGateCanon(t *testing.T) {
-	dsn := newDatabase(t)
-	service := keyedServices(t)
-	st := openDSN(t, dsn)
-	svc := service(st)
-	alice := userOf(t, svc)
+	m := newMigration(t)
+	dsn, service, st, svc, alice := m.dsn, m.service, m.st, m.svc, m.alice
 	_, check := storetest.CanonIndexRecords(t, svc, alice)
 	mustExec(t, st, `UPDATE records SET norm = lower(body) || ' ' || lower(key)`)
 	err := st.View(t.Context(), func(tx custody.Tx) error {

@@ -6,7 +6,6 @@ import (
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/postgres"
-	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 013, whose gate text marks no number,
@@ -15,12 +14,8 @@ import (
 // that holds it, and not the one that holds 2010.
 func TestMigrateGateNumbers(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	service := keyedServices(t)
-	st := openDSN(t, dsn)
-	svc := service(st)
-	alice := userOf(t, svc)
-	fact := storetest.Facter(t, svc, alice)
+	m := newMigration(t)
+	dsn, service, st, alice, fact := m.dsn, m.service, m.st, m.alice, m.fact
 	fee := fact("a fee of 10 EUR")
 	fact("in 2010 we paid 310")
 	mustExec(t, st, `UPDATE records SET norm = split_part(norm, ' _', 1)`)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 008, whose search vectors hold the raw
@@ -15,12 +14,8 @@ import (
 // records read with no metadata, and verify passes.
 func TestMigrateSearchVectors(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	service := keyedServices(t)
-	st := openDSN(t, dsn)
-	svc := service(st)
-	alice := userOf(t, svc)
-	fact := storetest.Facter(t, svc, alice)
+	m := newMigration(t)
+	dsn, service, st, svc, alice, fact := m.dsn, m.service, m.st, m.svc, m.alice, m.fact
 	reply := fact("keep each reply short")
 	a7777 := fact("savings ACCT-7777")
 	a7778 := fact("checking ACCT-7778")

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 020 holds the built-in embedder's
@@ -13,12 +12,8 @@ import (
 // keeps the vectors of any other model.
 func TestMigrateStaticVectors(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	service := keyedServices(t)
-	st := openDSN(t, dsn)
-	svc := service(st)
-	alice := userOf(t, svc)
-	fact := storetest.Facter(t, svc, alice)
+	m := newMigration(t)
+	dsn, service, st, alice, fact := m.dsn, m.service, m.st, m.alice, m.fact
 	builtin, openai := fact("I like short answers"), fact("the garden needs watering")
 	mustExec(t, st, `DELETE FROM schema_migrations WHERE version >= 20`)
 	if err := st.PutVectors(ctx, "builtin-wordnet3.0-ri1-512", []custody.RecordVector{{Tenant: alice.Tenant(), ID: builtin, Vec: make([]float32, 512)}}); err != nil {

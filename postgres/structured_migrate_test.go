@@ -2,8 +2,6 @@ package postgres_test
 
 import (
 	"testing"
-
-	"github.com/custody-mem/custody/storetest"
 )
 
 // A database from before migration 016 holds in a JSON body's search
@@ -12,12 +10,8 @@ import (
 // prose record's as it was.
 func TestMigrateStructuredValues(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	service := keyedServices(t)
-	st := openDSN(t, dsn)
-	svc := service(st)
-	alice := userOf(t, svc)
-	fact := storetest.Facter(t, svc, alice)
+	m := newMigration(t)
+	dsn, service, st, fact := m.dsn, m.service, m.st, m.fact
 	doc := fact(`{"content": "quarterly figures", "kind": "report"}`)
 	prose := fact("what kind of report is due")
 	count := func(word string) (n int) {

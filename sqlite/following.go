@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	custody "github.com/custody-mem/custody"
 )
@@ -20,7 +19,7 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 	filter, args := searchFilter(sc, q)
 	query := `SELECT x.id, (SELECT r.id FROM records r WHERE r.tenant = x.tenant AND r.owner = x.owner AND r.id > x.id
  AND r.namespace = x.namespace AND r.class = 'episode' AND ` + filter + ` ORDER BY r.id LIMIT 1)
- FROM records x WHERE x.id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `) AND x.class = 'episode' AND x.owner = ?`
+ FROM records x WHERE x.id IN (` + placeholders(len(ids)) + `) AND x.class = 'episode' AND x.owner = ?`
 	for _, id := range ids {
 		args = append(args, id)
 	}

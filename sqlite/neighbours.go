@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	custody "github.com/custody-mem/custody"
 )
@@ -27,7 +26,7 @@ func (s *Store) Neighbours(ctx context.Context, sc custody.Scope, q custody.Sear
  AND r.class = 'episode' AND r.id ` + cmp + ` x.id AND r.session = x.session AND ` + filter + ` ORDER BY r.id ` + order + ` LIMIT 1)`
 	}
 	query := `SELECT x.id, x.session, ` + walk("<", "DESC") + `, ` + walk(">", "ASC") + `
- FROM records x WHERE x.id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `) AND x.class = 'episode' AND x.owner = ?`
+ FROM records x WHERE x.id IN (` + placeholders(len(ids)) + `) AND x.class = 'episode' AND x.owner = ?`
 	args := make([]any, 0, 2*len(fargs)+len(ids)+1)
 	args = append(append(args, fargs...), fargs...)
 	for _, id := range ids {

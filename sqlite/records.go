@@ -158,7 +158,7 @@ func groupIn(groups int) string {
 	if groups == 0 {
 		return ""
 	}
-	return " OR r.audience IN (" + strings.TrimSuffix(strings.Repeat("?,", groups), ",") + ")"
+	return " OR r.audience IN (" + placeholders(groups) + ")"
 }
 
 // audienceArgs are the arguments of the audience condition: the subject,

@@ -52,9 +52,7 @@ func testHybridNeighbours(t *testing.T, e *env) {
 	e.withEmbedder(emb)
 	alice := e.user("acme", "alice")
 	sess := e.session(alice)
-	episode := func(body string, expires *time.Time) string {
-		return e.remember(alice, custody.Candidate{Namespace: "chat", Class: custody.ClassEpisode, Body: body, Channel: "user", Session: sess, ExpiresAt: expires}).ID
-	}
+	episode := func(body string, expires *time.Time) string { return e.episode(alice, sess, body, expires) }
 	soon := e.clock.Now().Add(time.Minute)
 	episode("cold weather all week", nil)
 	question := episode("which colour would suit the hallway?", nil)
@@ -109,9 +107,7 @@ func testHybridSession(t *testing.T, e *env) {
 	e.withEmbedder(emb)
 	alice := e.user("acme", "alice")
 	other, main := e.session(alice), e.session(alice)
-	episode := func(sess, body string, expires *time.Time) string {
-		return e.remember(alice, custody.Candidate{Namespace: "chat", Class: custody.ClassEpisode, Body: body, Channel: "user", Session: sess, ExpiresAt: expires}).ID
-	}
+	episode := func(sess, body string, expires *time.Time) string { return e.episode(alice, sess, body, expires) }
 	// The other session's turn is shorter: by its words alone it ranks
 	// first.
 	alone := episode(other, "the flurbix arrived this morning", nil)
@@ -166,9 +162,7 @@ func testHybridDiversity(t *testing.T, e *env) {
 	e.withEmbedder(emb)
 	alice := e.user("acme", "alice")
 	one, two := e.session(alice), e.session(alice)
-	episode := func(sess, body string, expires *time.Time) string {
-		return e.remember(alice, custody.Candidate{Namespace: "chat", Class: custody.ClassEpisode, Body: body, Channel: "user", Session: sess, ExpiresAt: expires}).ID
-	}
+	episode := func(sess, body string, expires *time.Time) string { return e.episode(alice, sess, body, expires) }
 	soon := e.clock.Now().Add(time.Minute)
 	hidden := episode(two, "flurbix flurbix", &soon)
 	episode(two, "cold weather all week", nil)
@@ -191,4 +185,10 @@ func testHybridDiversity(t *testing.T, e *env) {
 	if slices.Contains(all, hidden) {
 		t.Errorf("hybrid search = %v returned the expired %s", all, hidden)
 	}
+}
+
+// episode writes an episode of c's in namespace chat and session sess
+// (expiring at expires, if set) and returns its id.
+func (e *env) episode(c *custody.Caller, sess, body string, expires *time.Time) string {
+	return e.remember(c, custody.Candidate{Namespace: "chat", Class: custody.ClassEpisode, Body: body, Channel: "user", Session: sess, ExpiresAt: expires}).ID
 }

@@ -41,28 +41,38 @@ const MaxTermBytes = 256
 // tokens returns the tokens of text: each a maximal run of letters and
 // digits, and the runs it continues to through single joiners, the
 // leftmost-longest matches of [\p{L}\p{N}]+(?:[-_.@+][\p{L}\p{N}]+)*.
-// It is scanned by hand: a regular expression was most of a document's
-// terms' cost, on the writer's goroutine.
 func tokens(text string) []string {
 	var out []string
-	for i := 0; i < len(text); {
-		end := runEnd(text, i)
-		if end == i {
-			_, w := utf8.DecodeRuneInString(text[i:])
-			i += w
-			continue
-		}
-		for end < len(text) && isJoiner(text[end]) {
-			next := runEnd(text, end+1)
-			if next == end+1 {
-				break
-			}
-			end = next
-		}
-		out = append(out, text[i:end])
-		i = end
+	for start, end := nextToken(text, 0); start < end; start, end = nextToken(text, end) {
+		out = append(out, text[start:end])
 	}
 	return out
+}
+
+// nextToken is the first token of text at or after byte i, text[start:end]
+// (start == end == len(text) when there is none). It is scanned by hand: a
+// regular expression was most of a document's terms' cost, on the
+// writer's goroutine.
+func nextToken(text string, i int) (start, end int) {
+	for i < len(text) {
+		end = runEnd(text, i)
+		if end > i {
+			break
+		}
+		_, w := utf8.DecodeRuneInString(text[i:])
+		i += w
+	}
+	if i >= len(text) {
+		return len(text), len(text)
+	}
+	for end < len(text) && isJoiner(text[end]) {
+		next := runEnd(text, end+1)
+		if next == end+1 {
+			break
+		}
+		end = next
+	}
+	return i, end
 }
 
 // runs returns the maximal runs of letters and digits of tok, the matches
@@ -279,28 +289,9 @@ func Term(tok string) string {
 // is one word per run ("follow-up" is follow and up).
 func EachWord(text string, parts bool, fn func(form string)) {
 	text = strings.ToLower(text)
-	for i := 0; i < len(text); {
-		end := runEnd(text, i)
-		if end == i {
-			_, w := utf8.DecodeRuneInString(text[i:])
-			i += w
-			continue
-		}
-		ident := false
-		for end < len(text) && isJoiner(text[end]) {
-			next := runEnd(text, end+1)
-			if next == end+1 {
-				break
-			}
-			ident = ident || text[end] != '-'
-			end = next
-		}
-		tok := text[i:end]
-		i = end
-		if !ident {
-			ident = strings.ContainsFunc(tok, unicode.IsNumber)
-		}
-		if ident {
+	for start, end := nextToken(text, 0); start < end; start, end = nextToken(text, end) {
+		tok := text[start:end]
+		if isIdentifier(tok) {
 			fn(tok)
 			if !parts {
 				continue
@@ -309,7 +300,7 @@ func EachWord(text string, parts bool, fn func(form string)) {
 		for j := 0; j < len(tok); {
 			e := runEnd(tok, j)
 			if e == j {
-				j++ // a '-'
+				j++ // a joiner
 				continue
 			}
 			fn(tok[j:e])
