@@ -175,11 +175,19 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		return
 	}
 	tx := t.tx
+	if err := t.checkPrincipals(ctx, batch, errs); err != nil {
+		tx.Rollback()
+		finish(unavailable(err))
+		return
+	}
 	// A write alone in its batch needs no savepoint: its error rolls back
 	// the whole transaction. Each savepoint statement costs about what a
 	// small insert does.
 	alone := len(batch) == 1
 	for i, w := range batch {
+		if errs[i] != nil { // its principals changed (checkPrincipals)
+			continue
+		}
 		if err := w.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
