@@ -25,7 +25,17 @@ import (
 // most often eligible, then more, so that a caller who may see few of the
 // matches costs a few statements, not one per record. Each size is its
 // own statement (shorter lists are padded), so each is prepared once.
-var checkSizes = []int{16, 64, 256, 1024}
+// The sizes are close enough together that a first statement checks
+// little more than it was asked for: reading a row is most of a check's
+// cost, and a semantic search asks for 400 candidates.
+var checkSizes = []int{16, 64, 128, 256, 512, 1024}
+
+// firstCheck is how many of the best records the first statement of a
+// search asking for limit checks: the copy ranks only records its own
+// filter finds eligible (the same as searchFilter's), so nearly all of
+// them pass, and an eighth more covers those that ceased to be eligible
+// since the copy learnt of them.
+func firstCheck(limit int) int { return checkSize(limit + limit/8) }
 
 // inlineBuildRows is the largest store (by its last rid) whose copy a
 // search builds itself, waiting for it (tens of milliseconds), rather than
@@ -256,7 +266,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 	}
 	var out []eligibleHit
 	ids := map[int64]eligibleHit{}
-	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
+	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
 		args := make([]any, 0, n+len(fargs))
