@@ -198,7 +198,7 @@ func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 		}()
 	}
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := ProcessCPU()
 	start := time.Now()
 	for g := range goroutines {
 		wg.Go(func() {
@@ -215,7 +215,7 @@ func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := ProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 	if b.Failed() {
