@@ -17,7 +17,7 @@ var _ custody.Neighbourer = (*Store)(nil)
 // owner's episodes of the namespace from it, backward and forward, by
 // records_episodes.
 func (s *Store) Neighbours(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) (map[string]custody.Neighbours, error) {
-	if len(ids) == 0 {
+	if ids = s.facts.unknown(ids); len(ids) == 0 { // facts_memo.go
 		return nil, nil
 	}
 	filter, fargs := searchFilter(sc, q)

@@ -306,7 +306,7 @@ func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,",
 // args that pass filter (whose arguments follow the rids in args): their
 // ids, and their keys and bodies if texts.
 func (s *Store) readEligible(ctx context.Context, filter string, n int, args []any, texts bool, ids map[int64]eligibleHit) error {
-	cols := `r.rid, r.id`
+	cols := `r.rid, r.id, r.class = 'episode'`
 	if texts {
 		cols += `, r.key, r.body`
 	}
@@ -318,9 +318,11 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 		return unavailable(err)
 	}
 	defer rows.Close()
+	var facts []string
 	for rows.Next() {
 		var e eligibleHit
-		dest := []any{&e.rid, &e.id}
+		var episode bool
+		dest := []any{&e.rid, &e.id, &episode}
 		if texts {
 			dest = append(dest, &e.key, &e.body)
 		}
@@ -328,10 +330,14 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 			return unavailable(err)
 		}
 		ids[e.rid] = e
+		if !episode {
+			facts = append(facts, e.id)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return unavailable(err)
 	}
+	s.facts.note(facts)
 	return nil
 }
 

@@ -57,6 +57,7 @@ type Store struct {
 	closed    <-chan struct{} // closed by Close
 	bg        context.Context // the background goroutines', cancelled by Close
 	search    searchIndex     // the copy of the search index in memory (search_index.go)
+	facts     factsMemo       // ids of records read and found to be no episode (facts_memo.go)
 	// commits and committed count the writer's transactions and the
 	// writes they took (CommitStats).
 	commits, committed atomic.Int64

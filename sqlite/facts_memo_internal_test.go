@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// TestFactsMemoChangesOnlyTheCost: the lexical list of a store of facts
+// and episodes notes its facts, so that Neighbours asks SQL about the
+// episodes alone; what it answers is what it answers with nothing noted.
+// The twin: the episodes, never noted, keep their neighbours and session.
+func TestFactsMemoChangesOnlyTheCost(t *testing.T) {
+	ctx := t.Context()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := custody.New(st, key, custody.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Act(ctx, p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.OpenSession(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(class custody.Class, session, body string) string {
+		t.Helper()
+		d, err := svc.Remember(ctx, c, custody.Candidate{Namespace: "chat", Class: class, Body: body, Channel: "user", Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Record.ID
+	}
+	var episodes, facts []string
+	for _, body := range []string{"the boat trip to the lake", "we rented a boat", "the lake was cold", "the boat sank"} {
+		facts = append(facts, write(custody.ClassFact, "", body+" (a note)"))
+		episodes = append(episodes, write(custody.ClassEpisode, sess.ID, body))
+	}
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now()}
+	q := custody.SearchQuery{Text: "boat lake", Limit: 100}
+	lex, err := st.LexicalRanks(ctx, sc, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(lex))
+	for i, r := range lex {
+		ids[i] = r.ID
+	}
+	if len(ids) != 8 {
+		t.Fatalf("the lexical list holds %d records, want the 8 written", len(ids))
+	}
+	if got := st.facts.unknown(ids); len(got) != len(episodes) {
+		t.Fatalf("after the lexical list, %d of its ids are not known as facts, want the %d episodes", len(got), len(episodes))
+	}
+	withMemo, err := st.Neighbours(ctx, sc, q, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.facts.mu.Lock()
+	st.facts.ids = nil // nothing noted
+	st.facts.mu.Unlock()
+	without, err := st.Neighbours(ctx, sc, q, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(withMemo, without) {
+		t.Fatalf("Neighbours with the facts noted: %v; with nothing noted: %v", withMemo, without)
+	}
+	for i, id := range episodes {
+		n, ok := withMemo[id]
+		if !ok || n.Session != sess.ID {
+			t.Fatalf("episode %d has no neighbours or session: %+v", i, n)
+		}
+		if i > 0 && n.Prev != episodes[i-1] {
+			t.Fatalf("episode %d's previous episode is %q, want %q", i, n.Prev, episodes[i-1])
+		}
+	}
+	for _, id := range facts {
+		if _, ok := withMemo[id]; ok {
+			t.Fatalf("fact %s has neighbours", id)
+		}
+	}
+}
