@@ -148,6 +148,9 @@ var locomoSettings = []setting{
 	{"semanticWeight", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
 		s.SemanticWeight = []float64{0.5, 0.25, 1}[i]
 	}},
+	{"feedback", []string{"on", "off"}, func(s *custody.RankingSteps, i int) {
+		s.NoFeedback = i == 1
+	}},
 	{"contextShare", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
 		s.ContextShare = []float64{0.5, 0.25, 1}[i]
 	}},
