@@ -15,8 +15,10 @@ var _ custody.Neighbourer = (*Store)(nil)
 // (custody.Neighbourer). One statement: two lateral subqueries per id
 // walk the owner's episodes of the namespace from it, backward and
 // forward, by records_episodes.
+// Ids the lexical list's read found to be no episode (s.facts) are left
+// out without a query.
 func (s *Store) Neighbours(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) (map[string]custody.Neighbours, error) {
-	if len(ids) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) || !storable(ids...) {
+	if ids = s.facts.Unknown(ids); len(ids) == 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) || !storable(ids...) {
 		return nil, nil
 	}
 	var a args

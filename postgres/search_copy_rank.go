@@ -39,13 +39,21 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 	}, func(x custody.Scored, score float64) custody.Scored { x.Score = score; return x })
 }
 
-// lexicalRanksCopy is LexicalRanks ranked by the tenant's copy.
+// lexicalRanksCopy is LexicalRanks ranked by the tenant's copy. The read
+// of the ranked records notes those that are no episode (s.facts).
 func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Ranked, bool, error) {
-	return bestEligible(ctx, s, sc, q, `r.id`, func(rows pgx.Rows) (string, custody.Ranked, error) {
+	var facts []string
+	out, ok, err := bestEligible(ctx, s, sc, q, `r.id, r.class = 'episode'`, func(rows pgx.Rows) (string, custody.Ranked, error) {
 		var id string
-		err := rows.Scan(&id)
+		var episode bool
+		err := rows.Scan(&id, &episode)
+		if err == nil && !episode {
+			facts = append(facts, id)
+		}
 		return id, custody.Ranked{ID: id}, err
 	}, func(x custody.Ranked, score float64) custody.Ranked { x.Score = score; return x })
+	s.facts.Note(facts)
+	return out, ok, err
 }
 
 // bestEligible ranks q's terms with sc.Tenant's copy and reads, with

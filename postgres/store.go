@@ -37,6 +37,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/factsmemo"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -68,6 +69,9 @@ type Store struct {
 	borders borders
 	// copies are the tenants' search terms in memory (search_copy.go).
 	copies *searchCopies
+	// facts are ids of records read and found to be no episode: the
+	// neighbour walk leaves them out (neighbours.go).
+	facts factsmemo.Memo
 	// keys are the versions of keys the writer last wrote or read.
 	keys keyCache
 	// noAhead runs every batch with its reads (the tests of that path).

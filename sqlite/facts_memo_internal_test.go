@@ -67,16 +67,14 @@ func TestFactsMemoChangesOnlyTheCost(t *testing.T) {
 	if len(ids) != 8 {
 		t.Fatalf("the lexical list holds %d records, want the 8 written", len(ids))
 	}
-	if got := st.facts.unknown(ids); len(got) != len(episodes) {
+	if got := st.facts.Unknown(ids); len(got) != len(episodes) {
 		t.Fatalf("after the lexical list, %d of its ids are not known as facts, want the %d episodes", len(got), len(episodes))
 	}
 	withMemo, err := st.Neighbours(ctx, sc, q, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.facts.mu.Lock()
-	st.facts.ids = nil // nothing noted
-	st.facts.mu.Unlock()
+	st.facts.Forget()
 	without, err := st.Neighbours(ctx, sc, q, ids)
 	if err != nil {
 		t.Fatal(err)

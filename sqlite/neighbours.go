@@ -16,8 +16,10 @@ var _ custody.Neighbourer = (*Store)(nil)
 // (custody.Neighbourer). One statement: two subqueries per id walk the
 // owner's episodes of the namespace from it, backward and forward, by
 // records_episodes.
+// Ids the lexical list's read found to be no episode (s.facts) are left
+// out without a query.
 func (s *Store) Neighbours(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string) (map[string]custody.Neighbours, error) {
-	if ids = s.facts.unknown(ids); len(ids) == 0 { // facts_memo.go
+	if ids = s.facts.Unknown(ids); len(ids) == 0 { // no episode among them (internal/factsmemo)
 		return nil, nil
 	}
 	filter, fargs := searchFilter(sc, q)

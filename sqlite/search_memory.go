@@ -337,7 +337,7 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 	if err := rows.Err(); err != nil {
 		return unavailable(err)
 	}
-	s.facts.note(facts)
+	s.facts.Note(facts)
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/factsmemo"
 	_ "modernc.org/sqlite"
 )
 
@@ -57,7 +58,7 @@ type Store struct {
 	closed    <-chan struct{} // closed by Close
 	bg        context.Context // the background goroutines', cancelled by Close
 	search    searchIndex     // the copy of the search index in memory (search_index.go)
-	facts     factsMemo       // ids of records read and found to be no episode (facts_memo.go)
+	facts     factsmemo.Memo  // ids of records read and found to be no episode
 	// commits and committed count the writer's transactions and the
 	// writes they took (CommitStats).
 	commits, committed atomic.Int64

@@ -60,6 +60,9 @@ func testHybridNeighbours(t *testing.T, e *env) {
 	match := episode("the flurbix arrived this morning", nil)
 	episode("the dentist moved to tuesday", nil)
 	asked := episode("did the courier call again?", nil)
+	// A fact holding the word, in the same lexical list: the store may
+	// note it as no episode, and must still walk the episodes.
+	fact := e.remember(alice, custody.Candidate{Namespace: "chat", Class: custody.ClassFact, Body: "notes on the flurbix warranty, the receipt and the box it came in", Channel: "user"}).ID
 	e.embedPending()
 	e.clock.Advance(time.Hour)
 	in := custody.SearchInput{Query: "flurbix", Limit: custody.MaxSearchLimit}
@@ -86,6 +89,9 @@ func testHybridNeighbours(t *testing.T, e *env) {
 	}
 	if l := got.Items[at].Lists; !slices.Equal(l, []string{"context"}) {
 		t.Errorf("the turn before the match was found by %v, want [context]", l)
+	}
+	if !slices.Contains(ids, fact) {
+		t.Errorf("hybrid search = %v, want the fact %s that holds the word", ids, fact)
 	}
 	for _, id := range []string{between, hidden, asked} {
 		if slices.Contains(ids, id) {
