@@ -17,6 +17,14 @@ import (
 // costs: a probe of the primary key for each match.
 var checkSizes = []int{16, 128, 1024, 8192}
 
+// firstCheck is how many of the best records the first eligibility query
+// of a search asking for limit asks about: the copy ranks only records
+// its own filter finds eligible, so nearly all of them pass, and an
+// eighth more covers those that ceased to be eligible since the copy
+// learnt of them. The query takes the ids as one array, so any number
+// is one statement.
+func firstCheck(limit int) int { return max(checkSizes[0], limit+limit/8) }
+
 // checkSize is the first of checkSizes not below n, or the last.
 func checkSize(n int) int {
 	for _, c := range checkSizes {
@@ -73,7 +81,7 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 	}
 	var out []T
 	hits := rk.hits
-	for n := checkSize(q.Limit + q.Limit/2); len(out) < q.Limit && len(hits) > 0; n = checkSize(8 * n) {
+	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(8 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
 		s.copies.asked.Add(int64(len(best)))

@@ -67,7 +67,8 @@ func benchService(b *testing.B, store custody.Store, n int) (*custody.Service, *
 	return svc, &custody.Caller{Principal: p, Subject: p}
 }
 
-// BenchSearch measures a two-word search for the top 10 among
+// BenchSearch measures a two-word search for the top 10 (and the top
+// 100: the depth of a hybrid search's lexical list) among
 // CUSTODY_BENCH_RECORDS records (default DefaultBenchRecords) of which
 // about half are eligible for the subject: the rest belong to another user,
 // or are quarantined or retired. Its sub-benchmarks search every
@@ -86,6 +87,7 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 		in   custody.SearchInput
 	}{
 		{"ns=any", custody.SearchInput{}},
+		{"ns=any/limit=100", custody.SearchInput{Limit: custody.MaxSearchLimit}},
 		{"ns=tenth", custody.SearchInput{Namespace: TenthNamespace}},
 		{"ns=thousandth", custody.SearchInput{Namespace: ThousandthNamespace}},
 		{"prefix=bench", custody.SearchInput{NamespacePrefix: "bench"}},
