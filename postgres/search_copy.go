@@ -186,7 +186,7 @@ type ranked struct {
 // rank ranks q's terms over the rows postings.QueryFilter keeps, with
 // sc.Tenant's copy brought up to the log's size first; ok is false if the
 // copy cannot rank them (the caller ranks by ts_rank_cd).
-func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuery, scratch *postings.Scratch) (ranked, bool, error) {
+func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, scratch *postings.Scratch) (ranked, bool, error) {
 	c := s.copies
 	tc := c.tenant(sc.Tenant)
 	if tc == nil {
@@ -209,7 +209,10 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuer
 		return ranked{}, false, nil
 	}
 	c.byCopy.Add(1)
-	return ranked{hits: tc.x.Rank(lexical.Query(q.Text, maxQueryTerms), postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}, true, nil
+	if terms == nil {
+		terms = lexical.Query(q.Text, maxQueryTerms)
+	}
+	return ranked{hits: tc.x.Rank(terms, postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}, true, nil
 }
 
 // tenant is tenant's copy, made empty if it has none; nil if there are no

@@ -38,7 +38,7 @@ func checkSize(n int) int {
 // searchCopy is Search ranked by the tenant's copy; ok is false if the
 // copy cannot rank it (the caller ranks by ts_rank_cd).
 func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Scored, bool, error) {
-	return bestEligible(ctx, s, sc, q, recordCols, func(rows pgx.Rows) (string, custody.Scored, error) {
+	return bestEligible(ctx, s, sc, q, nil, recordCols, func(rows pgx.Rows) (string, custody.Scored, error) {
 		r, err := scanRecord(rows)
 		if err != nil {
 			return "", custody.Scored{}, err
@@ -47,11 +47,33 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 	}, func(x custody.Scored, score float64) custody.Scored { x.Score = score; return x })
 }
 
+// candidateTextsCopy is CandidateTexts ranked by the tenant's copy, as
+// the SQLite store ranks them: the best candidates records eligible for sc
+// under q's filters that hold any of terms, by BM25, read with their keys
+// and bodies by the query that checks their eligibility.
+func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, candidates int, fn func(id, key, body string)) (bool, error) {
+	type text struct{ id, key, body string }
+	cq := q
+	cq.Limit = candidates
+	out, ok, err := bestEligible(ctx, s, sc, cq, terms, `r.id, r.key, r.body`, func(rows pgx.Rows) (string, text, error) {
+		var t text
+		err := rows.Scan(&t.id, &t.key, &t.body)
+		return t.id, t, err
+	}, func(t text, _ float64) text { return t })
+	if !ok || err != nil {
+		return ok, err
+	}
+	for _, t := range out {
+		fn(t.id, t.key, t.body)
+	}
+	return true, nil
+}
+
 // lexicalRanksCopy is LexicalRanks ranked by the tenant's copy. The read
 // of the ranked records notes those that are no episode (s.facts).
 func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery) ([]custody.Ranked, bool, error) {
 	var facts []string
-	out, ok, err := bestEligible(ctx, s, sc, q, `r.id, r.class = 'episode'`, func(rows pgx.Rows) (string, custody.Ranked, error) {
+	out, ok, err := bestEligible(ctx, s, sc, q, nil, `r.id, r.class = 'episode'`, func(rows pgx.Rows) (string, custody.Ranked, error) {
 		var id string
 		var episode bool
 		err := rows.Scan(&id, &episode)
@@ -64,18 +86,18 @@ func (s *Store) lexicalRanksCopy(ctx context.Context, sc custody.Scope, q custod
 	return out, ok, err
 }
 
-// bestEligible ranks q's terms with sc.Tenant's copy and reads, with
-// scan, cols of the best records eligible for sc under q's filters, at
-// most q.Limit, best first, each given its score by scored. ok is false,
-// and nothing is read, if the copy cannot rank them.
-func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q custody.SearchQuery, cols string,
+// bestEligible ranks terms (nil: q's) with sc.Tenant's copy and reads,
+// with scan, cols of the best records eligible for sc under q's filters,
+// at most q.Limit, best first, each given its score by scored. ok is
+// false, and nothing is read, if the copy cannot rank them.
+func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q custody.SearchQuery, terms []string, cols string,
 	scan func(pgx.Rows) (string, T, error), scored func(T, float64) T) ([]T, bool, error) {
 	scratch, _ := s.copies.scratch.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
 	}
 	defer s.copies.scratch.Put(scratch)
-	rk, ok, err := s.rank(ctx, sc, q, scratch)
+	rk, ok, err := s.rank(ctx, sc, q, terms, scratch)
 	if !ok || err != nil {
 		return nil, ok, err
 	}

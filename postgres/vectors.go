@@ -149,6 +149,11 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	if err != nil {
 		return 0, err
 	}
+	if terms := copyTerms(match); len(terms) > 0 {
+		if ok, err := s.candidateTextsCopy(ctx, sc, q, terms, candidates, fn); ok || err != nil {
+			return int(corpus), err
+		}
+	}
 	var a args
 	query := `SELECT r.id, r.key, r.body FROM records r, (SELECT ` + a.add(tsq) + `::text::tsquery) AS x(q)
  WHERE r.search @@ q AND ` + searchFilter(&a, sc, q) + ` ORDER BY ts_rank_cd(r.search, q, 1) DESC, r.id DESC LIMIT ` + a.add(candidates)
@@ -250,4 +255,18 @@ func tsTerms(terms []string) string {
 		}
 	}
 	return strings.Join(ts, " | ")
+}
+
+// copyTerms are the terms of terms the copy ranks by, as the SQLite store
+// takes them for its candidates: none empty, none holding a quote (the
+// lexical index's phrase of an identifier's parts, which the copy holds
+// as no term).
+func copyTerms(terms []string) []string {
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if t != "" && !strings.ContainsRune(t, '"') {
+			out = append(out, t)
+		}
+	}
+	return out
 }

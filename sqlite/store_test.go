@@ -31,6 +31,10 @@ func BenchmarkSearch(b *testing.B) {
 	storetest.BenchSearch(b, func(b *testing.B) custody.Store { return open(b) })
 }
 
+func BenchmarkSearchHybrid(b *testing.B) {
+	storetest.BenchSearchHybrid(b, func(b *testing.B) custody.Store { return open(b) })
+}
+
 // BenchmarkGate: CUSTODY_BENCH_RECORDS=100000 go test -run x -bench Gate -benchtime 200x ./sqlite
 func BenchmarkGate(b *testing.B) {
 	storetest.BenchGate(b, func(b *testing.B) custody.Store { return open(b) })

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -115,6 +116,50 @@ func BenchSearch(b *testing.B, open func(b *testing.B) custody.Store) {
 			b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
 		})
 	}
+}
+
+// BenchSearchHybrid measures a two-word hybrid search for the top 10 with
+// the default embedder (glove) among CUSTODY_BENCH_RECORDS records, as
+// BenchSearch's ns=any: the lexical list, the semantic list's candidates
+// read with their texts and scored, fused. It reports the process's CPU
+// per search (the store's server's, PostgreSQL's, is not in it).
+func BenchSearchHybrid(b *testing.B, open func(b *testing.B) custody.Store) {
+	n := BenchRecords(b, DefaultBenchRecords)
+	store := open(b)
+	base, alice := benchService(b, store, n)
+	emb, err := embed.NewGlove()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pol, err := custody.ParsePolicy(policyText)
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := custody.New(store, base.ServerKey(), custody.Options{Now: NewClock(Start).Now, Policy: pol, Embedder: emb})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	rng := rand.New(rand.NewPCG(3, 4))
+	hits := 0
+	cpu0 := ProcessCPU()
+	for b.Loop() {
+		res, err := svc.SearchRanked(ctx, alice, custody.SearchInput{Query: benchWords[rng.IntN(len(benchWords))] + " " + benchWords[rng.IntN(len(benchWords))], Mode: custody.ModeHybrid})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Mode != custody.ModeHybrid {
+			b.Fatalf("the search ran in mode %s (%s)", res.Mode, res.Fallback)
+		}
+		hits += len(res.Items)
+	}
+	if hits == 0 && b.N >= 10 {
+		b.Fatal("no search found anything")
+	}
+	if cpu := ProcessCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+	b.ReportMetric(float64(n), "records")
 }
 
 // The namespaces of Populate's records: one in ten is in TenthNamespace,
