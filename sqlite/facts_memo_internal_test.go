@@ -7,7 +7,6 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // TestFactsMemoChangesOnlyTheCost: the lexical list of a store of facts
@@ -16,27 +15,9 @@ import (
 // The twin: the episodes, never noted, keep their neighbours and session.
 func TestFactsMemoChangesOnlyTheCost(t *testing.T) {
 	ctx := t.Context()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := custody.New(st, key, custody.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := svc.Act(ctx, p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openAt(t, filepath.Join(t.TempDir(), "c.db"))
+	svc := services(t, st)[0]
+	c, _ := user(t, svc, "alice")
 	sess, err := svc.OpenSession(ctx, c)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	custody "github.com/custody-mem/custody"
-	"github.com/custody-mem/custody/tlog"
 )
 
 // TestWriteChecksPrincipalsInTheWriter: a write of a token the server
@@ -19,34 +18,13 @@ import (
 func TestWriteChecksPrincipalsInTheWriter(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "c.db")
-	open := func() *Store {
-		st, err := Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	a, b := open(), open()
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	service := func(st *Store) *custody.Service {
-		svc, err := custody.New(st, key, custody.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	}
-	sa, sb := service(a), service(b)
+	a, b := openAt(t, path), openAt(t, path)
+	svcs := services(t, a, b)
+	sa, sb := svcs[0], svcs[1]
 	admin := custody.PrincipalAdmin{Tenant: "acme", By: "operator"}
 	token := func(name string) string {
 		t.Helper()
-		_, tok, err := sa.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{"user"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, tok := user(t, sa, name)
 		return tok
 	}
 	alice, bob := token("alice"), token("bob")
@@ -108,7 +86,7 @@ func TestWriteChecksPrincipalsInTheWriter(t *testing.T) {
 	if _, err := sb.RevokePrincipal(ctx, admin, "alice", "stolen laptop"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = write(alice, "after the revocation")
+	_, err := write(alice, "after the revocation")
 	if !errors.Is(err, custody.ErrUnauthenticated) {
 		t.Fatalf("a write of a token revoked through another handle: %v, want it unauthenticated", err)
 	}
