@@ -48,9 +48,10 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 }
 
 // candidateTextsCopy is CandidateTexts ranked by the tenant's copy, as
-// the SQLite store ranks them: the best candidates records eligible for sc
-// under q's filters that hold any of terms, by BM25, read with their keys
-// and bodies by the query that checks their eligibility.
+// the SQLite store ranks them: of the records eligible for sc under q's
+// filters that hold any of terms, the best by BM25, at most candidates,
+// read with their keys and bodies by the query that checks their
+// eligibility.
 func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, candidates int, fn func(id, key, body string)) (bool, error) {
 	type text struct{ id, key, body string }
 	cq := q
