@@ -72,6 +72,28 @@ func ExpectedPrincipals(ctx context.Context) (int64, bool) {
 	return e.version, true
 }
 
+// PrincipalsRefused is a PrincipalsChecker's check of a batch of writes,
+// whose contexts are ctxs: when a write expects a principals version
+// (ExpectedPrincipals), it reads the version once with read and reports,
+// by index, the writes whose expectation does not hold (to be answered
+// ErrPrincipalsChanged, having written nothing of them); nil when no
+// write expects one, and read is not called.
+func PrincipalsRefused(ctxs []context.Context, read func() (int64, error)) ([]bool, error) {
+	if !slices.ContainsFunc(ctxs, func(ctx context.Context) bool { _, ok := ExpectedPrincipals(ctx); return ok }) {
+		return nil, nil
+	}
+	n, err := read()
+	if err != nil {
+		return nil, err
+	}
+	refused := make([]bool, len(ctxs))
+	for i, ctx := range ctxs {
+		v, ok := ExpectedPrincipals(ctx)
+		refused[i] = ok && v != n
+	}
+	return refused, nil
+}
+
 // AuthenticateWrite is Authenticate for a request whose work is one
 // write: with a PrincipalsChecker store and a token kept in the cache, it
 // reads nothing and returns a context whose writes check the principals

@@ -32,24 +32,24 @@ const expectPrincipalsSQL = `SELECT custody_expect((SELECT n FROM principals_ver
 // expectation fails with custody.ErrPrincipalsChanged: they are not run.
 // False when the batch is lost.
 func (b *batchRun) checkPrincipals() bool {
-	expects := false
-	for _, w := range b.batch {
-		if _, ok := custody.ExpectedPrincipals(w.ctx); ok {
-			expects = true
-			break
-		}
+	ctxs := make([]context.Context, len(b.batch))
+	for i, w := range b.batch {
+		ctxs[i] = w.ctx
 	}
-	if !expects {
-		return true
-	}
-	var n int64
-	if err := b.tx.c.QueryRow(b.ctx, `SELECT n FROM principals_version WHERE id = 0`).Scan(&n); err != nil {
+	refused, err := custody.PrincipalsRefused(ctxs, func() (n int64, err error) {
+		err = b.tx.c.QueryRow(b.ctx, `SELECT n FROM principals_version WHERE id = 0`).Scan(&n)
+		return n, err
+	})
+	if err != nil {
 		b.s.fail(b.errs, err)
 		return false
 	}
+	if refused == nil {
+		return true
+	}
 	keep := b.batch[:0]
-	for _, w := range b.batch {
-		if v, ok := custody.ExpectedPrincipals(w.ctx); ok && v != n {
+	for i, w := range b.batch {
+		if refused[i] {
 			w.done <- custody.ErrPrincipalsChanged
 			continue
 		}

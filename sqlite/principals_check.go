@@ -21,24 +21,18 @@ func (s *Store) ChecksPrincipals() bool { return true }
 // fails with custody.ErrPrincipalsChanged in errs: the writer does not run
 // it. The read is one of the writer's cached statements, of a page its cache holds.
 func (t *txn) checkPrincipals(ctx context.Context, batch []*write, errs []error) error {
-	expects := false
-	for _, w := range batch {
-		if _, ok := custody.ExpectedPrincipals(w.ctx); ok {
-			expects = true
-			break
-		}
-	}
-	if !expects {
-		return nil
-	}
-	var n int64
-	if err := t.QueryRowContext(ctx, `SELECT n FROM principals_version WHERE id = 0`).Scan(&n); err != nil {
-		return err
-	}
+	ctxs := make([]context.Context, len(batch))
 	for i, w := range batch {
-		if v, ok := custody.ExpectedPrincipals(w.ctx); ok && v != n {
+		ctxs[i] = w.ctx
+	}
+	refused, err := custody.PrincipalsRefused(ctxs, func() (n int64, err error) {
+		err = t.QueryRowContext(ctx, `SELECT n FROM principals_version WHERE id = 0`).Scan(&n)
+		return n, err
+	})
+	for i, r := range refused {
+		if r {
 			errs[i] = custody.ErrPrincipalsChanged
 		}
 	}
-	return nil
+	return err
 }
