@@ -82,6 +82,7 @@ func tsQuery(text string) string {
 func init() {
 	migrationSteps["lexical_metadata"] = researchVectors
 	migrationSteps["structured_values"] = researchStructured
+	migrationSteps["lexical_fold"] = researchVectors
 }
 
 // researchStructured rebuilds the search vector of every record whose
@@ -105,7 +106,7 @@ func researchStructured(ctx context.Context, tx pgx.Tx) error {
 }
 
 // researchVectors rebuilds the search vector of every record of a database
-// migrated to 008, a page at a time.
+// migrated to 008 or 021, a page at a time.
 func researchVectors(ctx context.Context, tx pgx.Tx) error {
 	return rewritePages(ctx, tx, func(ids []string, recs []*custody.Record) error {
 		docs := make([]string, len(recs))

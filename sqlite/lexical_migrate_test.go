@@ -89,3 +89,67 @@ func TestMigrateSearchIndexToSchema14(t *testing.T) {
 		t.Errorf("verify after migration: %v", err)
 	}
 }
+
+// A schema 27 database, whose search index holds the terms of text only
+// lower-cased, is migrated at open to the terms of folded text (schema
+// 28): a fullwidth ACCT-7777 and one with Arabic-Indic digits are the
+// identifier acct-7777 in the index afterwards, as the record written in
+// ASCII is, and the twin ACCT-7778 is not; verify passes.
+func TestMigrateSearchIndexToSchema28(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	st, key, svc, alice := serviceAt(t, dir)
+	fact := storetest.Facter(t, svc, alice)
+	wide := fact("savings ＡＣＣＴ－７７７７")
+	arabic := fact("savings ACCT-٧٧٧٧")
+	plain := fact("savings ACCT-7777")
+	fact("checking ACCT-7778")
+	if _, err := svc.Search(ctx, alice, custody.SearchInput{Query: "savings"}); err != nil { // moves them into the index
+		t.Fatal(err)
+	}
+	st.Close()
+	// The index as schema 27 wrote it: the old terms of the two folded
+	// spellings (fullwidth and Arabic-Indic parts, split at the fullwidth
+	// hyphen).
+	rewind(t, path,
+		`DELETE FROM records_fts WHERE rowid IN (SELECT rid FROM records WHERE id IN ('`+wide+`', '`+arabic+`'))`,
+		`INSERT INTO records_fts (rowid, body, key) SELECT rid, 'save ａｃｃｔ ７７７７', '' FROM records WHERE id = '`+wide+`'`,
+		`INSERT INTO records_fts (rowid, body, key) SELECT rid, 'save acct-٧٧٧٧ acct ٧٧٧٧', '' FROM records WHERE id = '`+arabic+`'`,
+		`PRAGMA user_version = 27`)
+	match := func(db *sql.DB, term string) []string {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, `SELECT r.id FROM records_fts f JOIN records r ON r.rid = f.rowid WHERE records_fts MATCH ? ORDER BY r.id`, `"`+term+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := match(raw, "acct-7777"); !slices.Equal(got, []string{plain}) {
+		t.Fatalf("the schema 27 index holds acct-7777 for %v, want only %s (the rewind did not take)", got, plain)
+	}
+	raw.Close()
+	st = reopen(t, path, 27)
+	want := []string{wide, arabic, plain}
+	slices.Sort(want)
+	if got := match(st.DB(), "acct-7777"); !slices.Equal(got, want) {
+		t.Fatalf("after migration the index holds acct-7777 for %v, want %v (every spelling of ACCT-7777, not ACCT-7778)", got, want)
+	}
+	if got := match(st.DB(), "ａｃｃｔ"); len(got) != 0 {
+		t.Fatalf("after migration the index still holds the old fullwidth term for %v", got)
+	}
+	expectVerify(t, serviceOver(t, st, key), "")
+}

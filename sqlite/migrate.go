@@ -84,7 +84,14 @@ import (
 // embedders (models builtin-… and glove-…): they are static
 // (embed.Static), their semantic list scores the candidates' texts, and
 // no worker stores them any more. Vectors of other models stay.
-const schemaVersion = 27
+// Version 28 fills records_fts with the terms of folded text
+// (internal/lexical's fold, package canon's Fold: fullwidth letters,
+// other digit sets, HTML references, zero-width and bidi characters and
+// non-breaking hyphens give the terms of the plain text): the table is
+// dropped and every live record indexed again, as for version 14. An
+// older custody, whose queries would look for the old terms, refuses a
+// version 28 one.
+const schemaVersion = 28
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -168,9 +175,9 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 10: %w", err)
 		}
 	}
-	if hasRecords == 1 && v < 14 {
+	if hasRecords == 1 && v < 28 {
 		if err := dropFTS(ctx, tx); err != nil {
-			return fmt.Errorf("migrating to schema 14: %w", err)
+			return fmt.Errorf("migrating to schema 28: %w", err)
 		}
 	}
 	if hasRecords == 1 && v < 21 {
@@ -186,10 +193,13 @@ DROP TABLE tri_pending`); err != nil {
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}
-	if hasRecords == 1 && v < 14 {
+	if hasRecords == 1 && v < 28 {
+		slog.Info("sqlite: migrating to schema 28: indexing every record's search terms again (once; a few seconds per 100,000 records)")
+		start := time.Now()
 		if err := reindexFTS(ctx, tx); err != nil {
-			return fmt.Errorf("migrating to schema 14: %w", err)
+			return fmt.Errorf("migrating to schema 28: %w", err)
 		}
+		slog.Info("sqlite: migrated to schema 28", "took", time.Since(start).Round(time.Millisecond))
 	}
 	if hasRecords == 1 && v < 21 {
 		slog.Info("sqlite: migrating to schema 21: indexing every record's canonical gate text again (once; a few seconds per 100,000 records)")
@@ -199,11 +209,6 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 21: %w", err)
 		}
 		slog.Info("sqlite: migrated to schema 21", "records", n, "took", time.Since(start).Round(time.Millisecond))
-	}
-	if hasRecords == 1 && v >= 14 && v < 23 {
-		if err := reindexStructured(ctx, tx); err != nil {
-			return fmt.Errorf("migrating to schema 23: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, vectorSchema); err != nil {
 		return fmt.Errorf("migrating to schema 15: %w", err)

@@ -117,35 +117,3 @@ func reindexTri(ctx context.Context, tx *sql.Tx) (int64, error) {
 	}
 	return res.RowsAffected()
 }
-
-// reindexStructured indexes again, by their values, the records in
-// records_fts whose body is a JSON object or array (schema 23).
-func reindexStructured(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body FROM records r WHERE NOT r.erased AND substr(ltrim(r.body), 1, 1) IN ('{', '[')
- AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid)`)
-	if err != nil {
-		return err
-	}
-	var rids []int64
-	for rows.Next() {
-		var rid int64
-		var body string
-		if err := rows.Scan(&rid, &body); err != nil {
-			rows.Close()
-			return err
-		}
-		if lexical.Values(body) != body {
-			rids = append(rids, rid)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(rids) == 0 {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))`, jsonText(rids)); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO records_fts (rowid, body, key) SELECT rid, `+termsFunc+`(body), `+termsFunc+`(key)
- FROM records WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY rid`, jsonText(rids))
-	return err
-}

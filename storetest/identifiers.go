@@ -10,7 +10,9 @@ import (
 
 // The identifier rule holds in every mode and with every built-in
 // embedder, not only in lexical search, and for the spellings real
-// content has (HTML mail, a JSON result, no-break and zero-width spaces): a search for ACCT-7777 never
+// content has (HTML mail, a JSON result, no-break and zero-width spaces,
+// fullwidth forms, other digit sets, non-breaking hyphens, bidi
+// controls): a search for ACCT-7777 never
 // returns ACCT-7778, which shares its part "acct" and the words around
 // it (neither through the semantic list's word vectors nor through the
 // feedback words of ACCT-7777's record), nor one IBAN or address
@@ -22,11 +24,19 @@ func testHybridIdentifiers(t *testing.T, e *env) {
 	ids := e.identifierRecords(alice) // lexical.go
 	a7777, a7778, iban, bob := ids.a7777, ids.a7778, ids.iban, ids.bob
 	// ACCT-7778 again, as real content spells it: in HTML mail, in a
-	// structured result, between no-break spaces and a zero-width space.
+	// structured result, between no-break spaces and a zero-width space,
+	// in fullwidth letters and digits, in Arabic-Indic digits, with a
+	// non-breaking hyphen, with a zero-width space inside it and behind
+	// bidi controls.
 	all7778 := []string{a7778,
 		e.fact(alice, "s", "<p>Checking account <b>ACCT-7778</b>&nbsp;at the bank</p>").ID,
 		e.fact(alice, "s", `{"payee_account": "ACCT-7778", "note": "checking account at the bank"}`).ID,
 		e.fact(alice, "s", "Checking\u00a0account\u00a0ACCT-7778\u200b at the bank").ID,
+		e.fact(alice, "s", "Checking account ＡＣＣＴ－７７７８ at the bank").ID,
+		e.fact(alice, "s", "Checking account ACCT-٧٧٧٨ at the bank").ID,
+		e.fact(alice, "s", "Checking account ACCT\u20117778 at the bank").ID,
+		e.fact(alice, "s", "Checking account ACCT-77\u200b78 at the bank").ID,
+		e.fact(alice, "s", "Checking account \u202eACCT-7778\u202c at the bank").ID,
 	}
 	for _, provider := range []string{"builtin", "glove"} {
 		emb, err := embed.New(embed.Config{Provider: provider})
@@ -41,6 +51,10 @@ func testHybridIdentifiers(t *testing.T, e *env) {
 			}{
 				{"ACCT-7777", []string{a7777}},
 				{"\u00a0ACCT-7777\u200b", []string{a7777}},
+				{"ＡＣＣＴ－７７７７", []string{a7777}},
+				{"ACCT-٧٧٧٧", []string{a7777}},
+				{"ACCT\u20117777", []string{a7777}},
+				{"ACCT-77\u200d77", []string{a7777}},
 				{"acct-7778", all7778},
 				{"ACCT-7779", nil},
 				{"7777", []string{a7777}},

@@ -61,6 +61,10 @@ func testSearchIdentifiers(t *testing.T, e *env) {
 		want []string
 	}{
 		{"ACCT-7777", []string{a7777}},
+		{"ＡＣＣＴ－７７７７", []string{a7777}},       // fullwidth
+		{"ACCT-٧٧٧٧", []string{a7777}},       // Arabic-Indic digits
+		{"ACCT\u20117777", []string{a7777}},  // a non-breaking hyphen
+		{"ACCT-77\u200b77", []string{a7777}}, // a zero-width space inside
 		{"acct-7778", []string{a7778}},
 		{"ACCT-7779", []string{}},
 		{"7777", []string{a7777}},

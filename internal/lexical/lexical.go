@@ -22,6 +22,12 @@
 //     words, so that a search for 7777 or example.com's "example" still
 //     finds it.
 //
+// Text is folded first as the gate folds the values it compares (fold,
+// package canon), so a spelling never changes a term: fullwidth letters,
+// other digit sets, HTML references and JSON escapes, no-break and
+// zero-width spaces, bidi controls and non-breaking hyphens give the
+// terms of the plain text.
+//
 // Terms longer than MaxTermBytes are dropped, from documents and queries
 // alike.
 package lexical
@@ -121,8 +127,7 @@ func isJoiner(c byte) bool {
 // the terms of its values (Values).
 func Document(text string) []string {
 	var out []string
-	for _, tok := range tokens(Values(text)) {
-		tok = strings.ToLower(tok)
+	for _, tok := range tokens(fold(Values(text))) {
 		if isIdentifier(tok) {
 			out = keep(out, tok)
 			if rs := runs(tok); len(rs) > 1 {
@@ -151,8 +156,7 @@ func Query(text string, n int) []string {
 			out = append(out, t)
 		}
 	}
-	for _, tok := range tokens(text) {
-		tok = strings.ToLower(tok)
+	for _, tok := range tokens(fold(text)) {
 		if isIdentifier(tok) {
 			add(tok)
 			continue
@@ -251,8 +255,7 @@ func Words(text string) []Word {
 			out = append(out, Word{t, form})
 		}
 	}
-	for _, tok := range tokens(Values(text)) {
-		tok = strings.ToLower(tok)
+	for _, tok := range tokens(fold(Values(text))) {
 		if isIdentifier(tok) {
 			add(tok, tok)
 			continue
@@ -288,7 +291,7 @@ func Term(tok string) string {
 // terms are: ACCT-7777 is acct-7777, acct and 7777), and any other token
 // is one word per run ("follow-up" is follow and up).
 func EachWord(text string, parts bool, fn func(form string)) {
-	text = strings.ToLower(text)
+	text = fold(text)
 	for start, end := nextToken(text, 0); start < end; start, end = nextToken(text, end) {
 		tok := text[start:end]
 		if isIdentifier(tok) {
