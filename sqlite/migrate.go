@@ -91,7 +91,12 @@ import (
 // dropped and every live record indexed again, as for version 14. An
 // older custody, whose queries would look for the old terms, refuses a
 // version 28 one.
-const schemaVersion = 28
+// Version 29 keeps each record's head flag in records_ns_key, after the
+// version, and drops records_head: both are built again (schema.sql), the
+// triggers seek the key's versions there. An older custody, whose triggers
+// would look for records_head, reads a version 29 database correctly but
+// slowly, so it refuses it.
+const schemaVersion = 29
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -146,6 +151,11 @@ DROP INDEX IF EXISTS records_state`); err != nil {
 	if v < 8 { // and records_ns_key
 		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_ns_key`); err != nil {
 			return fmt.Errorf("migrating to schema 8: %w", err)
+		}
+	}
+	if v < 29 { // records_ns_key holds head; records_head goes
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS records_head; DROP INDEX IF EXISTS records_ns_key`); err != nil {
+			return fmt.Errorf("migrating to schema 29: %w", err)
 		}
 	}
 	if v < 3 { // records_waiting's condition changed (same rows)

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -193,5 +194,49 @@ func TestKeyStatementsSeekByKey(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Errorf("only %d statements read by key; the workload should run more", checked)
+	}
+}
+
+// The head triggers run in every keyed write and every change of a keyed
+// record's state: each of their statements must seek the key's entries in
+// records_ns_key (schema 29), never walk the owner's or the tenant's
+// records. The statements are read from the database's own triggers, each
+// NEW column a parameter.
+func TestHeadTriggersSeekByKey(t *testing.T) {
+	st, _, _, _ := serviceAt(t, t.TempDir())
+	rows, err := st.DB().QueryContext(t.Context(), `SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'records_head_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string]string{}
+	for rows.Next() {
+		var name, sql string
+		if err := rows.Scan(&name, &sql); err != nil {
+			t.Fatal(err)
+		}
+		bodies[name] = sql
+	}
+	rows.Close()
+	if len(bodies) != 2 {
+		t.Fatalf("head triggers %v; want records_head_insert and records_head_state", bodies)
+	}
+	newCol := regexp.MustCompile(`NEW\.\w+`)
+	for name, sql := range bodies {
+		body := sql[strings.Index(sql, " BEGIN")+len(" BEGIN") : strings.LastIndex(sql, "END")]
+		for stmt := range strings.SplitSeq(body, ";") {
+			if stmt = strings.TrimSpace(stmt); stmt == "" {
+				continue
+			}
+			steps := plan(t, st, newCol.ReplaceAllString(stmt, "?"))
+			p := strings.Join(steps, "; ")
+			for _, step := range steps {
+				if strings.HasPrefix(step, "SCAN") || strings.HasPrefix(step, "SEARCH") && !strings.Contains(step, "records_ns_key") && !strings.Contains(step, "PRIMARY KEY") {
+					t.Errorf("%s: a statement does not seek by key: %s\n%s", name, p, stmt)
+				}
+			}
+			if !strings.Contains(p, "records_ns_key") {
+				t.Errorf("%s: a statement uses no key index: %s\n%s", name, p, stmt)
+			}
+		}
 	}
 }

@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS records (
 -- key could not use; (state, tenant, id) for every state; and (tenant,
 -- owner, state, id) and (tenant, audience, state, id), which no query
 -- used.)
-CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version) WHERE key != '';
+CREATE INDEX IF NOT EXISTS records_ns_key   ON records (tenant, namespace, key, owner, version, head) WHERE key != '';
 -- (Its condition is spelled with OR: SQLite evaluated an IN list for the
 -- old and the new row of every state change, a third of a cascade's cost.)
 CREATE INDEX IF NOT EXISTS records_waiting  ON records (state, tenant, id)
@@ -84,27 +84,34 @@ CREATE INDEX IF NOT EXISTS records_episodes ON records (tenant, owner, namespace
 -- head is 1 on the newest admitted version of a key (keyless records: 0),
 -- so retrieval reads one column of the row instead of probing the key's
 -- other versions for every candidate. The triggers keep it whenever a keyed
--- record is inserted or enters or leaves the admitted state; the partial
--- index holds at most one row per key. verify checks it (CheckHeads).
-CREATE INDEX IF NOT EXISTS records_head ON records (tenant, owner, namespace, key) WHERE head = 1;
+-- record is inserted or enters or leaves the admitted state; verify checks
+-- it (CheckHeads). records_ns_key holds it after the version (schema 29):
+-- a key's head is the first entry with head 1 walking its versions down,
+-- almost always the first, read from the index alone. (Schema 2 to 28 kept
+-- a partial index of heads, records_head, whose pages were an eighth of
+-- every keyed write's.)
 -- A keyed admitted record is inserted with head 1 (it is almost always the
--- newest version); the trigger demotes an older head, or the new record
+-- newest version); the trigger demotes the older head, or the new record
 -- when a newer version is in force (a restore inserting out of order).
+-- Every statement of the triggers names the key's columns and key != ''
+-- so that it seeks through records_ns_key.
 -- Triggers are code: every open replaces them with this file's.
 DROP TRIGGER IF EXISTS records_head_insert;
 CREATE TRIGGER records_head_insert AFTER INSERT ON records
 WHEN NEW.head = 1 BEGIN
-  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key
-    AND head = 1 AND version < NEW.version;
+  UPDATE records SET head = 0 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND namespace = NEW.namespace
+    AND key = NEW.key AND owner = NEW.owner AND key != '' AND version < NEW.version AND head = 1 ORDER BY version DESC LIMIT 1);
   UPDATE records SET head = 0 WHERE rid = NEW.rid AND EXISTS (SELECT 1 FROM records n WHERE n.tenant = NEW.tenant
-    AND n.owner = NEW.owner AND n.namespace = NEW.namespace AND n.key = NEW.key AND n.head = 1 AND n.rid != NEW.rid);
+    AND n.namespace = NEW.namespace AND n.key = NEW.key AND n.owner = NEW.owner AND n.key != '' AND n.version >= NEW.version
+    AND n.head = 1 AND n.rid != NEW.rid);
 END;
 DROP TRIGGER IF EXISTS records_head_state;
 CREATE TRIGGER records_head_state AFTER UPDATE OF state ON records
 WHEN NEW.key != '' AND (OLD.state = 'admitted') != (NEW.state = 'admitted') BEGIN
-  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND owner = NEW.owner AND namespace = NEW.namespace AND key = NEW.key AND head = 1;
-  UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND owner = NEW.owner
-    AND namespace = NEW.namespace AND key = NEW.key AND key != '' AND state = 'admitted' ORDER BY version DESC LIMIT 1);
+  UPDATE records SET head = 0 WHERE tenant = NEW.tenant AND namespace = NEW.namespace AND key = NEW.key AND owner = NEW.owner
+    AND key != '' AND head = 1;
+  UPDATE records SET head = 1 WHERE rid = (SELECT rid FROM records WHERE tenant = NEW.tenant AND namespace = NEW.namespace
+    AND key = NEW.key AND owner = NEW.owner AND key != '' AND state = 'admitted' ORDER BY version DESC LIMIT 1);
 END;
 
 -- Search: body and key, ranked by bm25. Eligibility (tenant, audience,

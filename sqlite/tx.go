@@ -122,7 +122,8 @@ func (t *txn) Record(ctx context.Context, tenant, id string) (*custody.Record, e
 
 func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*custody.Record, error) {
 	r, _, err := scanRecord(t.QueryRowContext(ctx, `SELECT `+recordCols+` FROM records r
- WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.head = 1`, tenant, owner, ns, key))
+ WHERE r.tenant = ? AND r.owner = ? AND r.namespace = ? AND r.key = ? AND r.key != '' AND r.head = 1
+ ORDER BY r.version DESC LIMIT 1`, tenant, owner, ns, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -132,7 +133,8 @@ func (t *txn) Current(ctx context.Context, tenant, owner, ns, key string) (*cust
 func (t *txn) CurrentID(ctx context.Context, tenant, owner, ns, key string) (string, error) {
 	var id string
 	err := t.QueryRowContext(ctx, `SELECT id FROM records
- WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ? AND head = 1`, tenant, owner, ns, key).Scan(&id)
+ WHERE tenant = ? AND owner = ? AND namespace = ? AND key = ? AND key != '' AND head = 1
+ ORDER BY version DESC LIMIT 1`, tenant, owner, ns, key).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -146,13 +148,14 @@ func (t *txn) MaxVersion(ctx context.Context, tenant, owner, ns, key string) (in
 	return v, err
 }
 
-// KeyVersions reads CurrentID and MaxVersion with one statement, each
-// part by its own index (records_head, records_ns_key).
+// KeyVersions reads CurrentID and MaxVersion with one statement, both
+// parts from records_ns_key alone: the head walking the key's versions
+// down, the newest version its last entry.
 func (t *txn) KeyVersions(ctx context.Context, tenant, owner, ns, key string) (string, int, error) {
 	var id sql.NullString
 	var v int
 	err := t.QueryRowContext(ctx, `SELECT (SELECT id FROM records
- WHERE tenant = ?1 AND owner = ?2 AND namespace = ?3 AND key = ?4 AND head = 1),
+ WHERE tenant = ?1 AND owner = ?2 AND namespace = ?3 AND key = ?4 AND key != '' AND head = 1 ORDER BY version DESC LIMIT 1),
  (SELECT COALESCE(MAX(version), 0) FROM records WHERE tenant = ?1 AND owner = ?2 AND namespace = ?3 AND key = ?4 AND key != '')`,
 		tenant, owner, ns, key).Scan(&id, &v)
 	return id.String, v, err
