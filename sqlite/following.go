@@ -52,12 +52,15 @@ func (s *Store) TermMatches(ctx context.Context, sc custody.Scope, terms []strin
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	gen, err := s.indexPending(ctx)
+	at, err := s.searchAt(ctx)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	if out, ok := s.termMatchesCopy(sc, terms, bound, gen); ok {
+	if out, ok := s.termMatchesCopy(sc, terms, bound, at); ok {
 		return out, nil
+	}
+	if err := s.pendingToFTS(ctx); err != nil {
+		return nil, unavailable(err)
 	}
 	_, _, holding, err := s.visibleStats(ctx, sc, terms, bound)
 	if err != nil {

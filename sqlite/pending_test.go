@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -155,36 +156,80 @@ func TestVerifyChecksPendingRecords(t *testing.T) {
 
 // A search finds every record whose write returned before it began,
 // pending or not, while other writers keep adding pending rows: each
-// writer searches for the word it has just written.
+// writer searches for the word it has just written. With the copy of the
+// index in memory, the records stay pending (the copy took them at their
+// commit, and no search moves them); with FTS5 alone, each search moves
+// them first.
 func TestSearchFindsWhatWasWritten(t *testing.T) {
-	ctx := t.Context()
-	st, _, svc, alice := serviceOn(t, t.TempDir(), sqlite.OpenUntidied)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 40 {
-				word := fmt.Sprintf("w%dx%d", g, i)
-				d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "note " + word, Channel: "user"})
-				if err != nil {
-					t.Error(err)
-					return
+	for _, c := range []struct {
+		name string
+		open func(context.Context, string) (*sqlite.Store, error)
+	}{{"copy", sqlite.OpenUntidied}, {"fts5", sqlite.OpenUntidiedFTS}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, _, svc, alice := serviceOn(t, t.TempDir(), c.open)
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 40 {
+						word := fmt.Sprintf("w%dx%d", g, i)
+						d, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassEpisode, Body: "note " + word, Channel: "user"})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: word})
+						if err != nil || len(hits) != 1 || hits[0].Record.ID != d.ID {
+							t.Errorf("search for %s just written = %d hits, %v", word, len(hits), err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: "note", Limit: custody.MaxSearchLimit})
+			if err != nil || len(hits) != custody.MaxSearchLimit {
+				t.Errorf("search for the 160 notes = %d hits, %v; want the most a search returns, %d", len(hits), err, custody.MaxSearchLimit)
+			}
+			if _, _, byCopy, byFTS := st.SearchIndexStats(); c.name == "copy" && byCopy == 0 || c.name == "fts5" && byFTS == 0 {
+				t.Errorf("%d searches by the copy, %d by FTS5; want them by %s", byCopy, byFTS, c.name)
+			}
+		})
+	}
+}
+
+// A search ranked by the copy of the index leaves the records written
+// before it pending: the copy took them at their writes' commits, and
+// FTS5 gets them when the writer is idle. A search FTS5 ranks (the copy
+// off) moves them first. One writer, one search after each write: every
+// write's commit has reached the copy when its Remember returns.
+func TestSearchLeavesRecordsPending(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		open    func(context.Context, string) (*sqlite.Store, error)
+		pending int
+	}{{"copy", sqlite.OpenUntidied, 5}, {"fts5", sqlite.OpenUntidiedFTS, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, _, svc, alice := serviceOn(t, t.TempDir(), c.open)
+			for i := range 5 {
+				word := fmt.Sprintf("word%d", i)
+				if _, err := svc.Remember(ctx, alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: "note " + word, Channel: "user"}); err != nil {
+					t.Fatal(err)
 				}
-				hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: word})
-				if err != nil || len(hits) != 1 || hits[0].Record.ID != d.ID {
-					t.Errorf("search for %s just written = %d hits, %v", word, len(hits), err)
-					return
+				if hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: word}); err != nil || len(hits) != 1 {
+					t.Fatalf("search for %s just written = %d hits, %v", word, len(hits), err)
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	hits, err := svc.Search(ctx, alice, custody.SearchInput{Query: "note", Limit: custody.MaxSearchLimit})
-	if err != nil || len(hits) != custody.MaxSearchLimit {
-		t.Errorf("search for the 160 notes = %d hits, %v; want the most a search returns, %d", len(hits), err, custody.MaxSearchLimit)
-	}
-	if n := pendingRows(t, st); n != 0 {
-		t.Errorf("%d records pending after a search with no write since; want 0", n)
+			if n := pendingRows(t, st); n != c.pending {
+				t.Errorf("%d records pending after the searches; want %d", n, c.pending)
+			}
+			_, _, byCopy, byFTS := st.SearchIndexStats()
+			if c.name == "copy" && (byFTS != 0 || byCopy != 5) || c.name == "fts5" && byFTS != 5 {
+				t.Errorf("%d searches by the copy, %d by FTS5; want all 5 by %s", byCopy, byFTS, c.name)
+			}
+		})
 	}
 }

@@ -260,11 +260,11 @@ func (s *Store) Search(ctx context.Context, sc custody.Scope, q custody.SearchQu
 	if match == "" {
 		return nil, nil
 	}
-	gen, err := s.indexPending(ctx)
+	at, err := s.searchAt(ctx)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	return s.searchRanked(ctx, sc, q, gen)
+	return s.searchRanked(ctx, sc, q, at)
 }
 
 func notFound(err error) error {

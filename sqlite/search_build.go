@@ -10,28 +10,28 @@ import (
 	"github.com/custody-mem/custody/internal/postings"
 )
 
-// buildSearchIndex builds the copy from the records in records_fts (live
-// and not pending) in one read snapshot, with the generation it holds.
+// buildSearchIndex builds the copy from the live records, in records_fts
+// or pending, in one read snapshot, with the generation it holds.
 func (s *Store) buildSearchIndex(ctx context.Context) {
-	x, gen, err := s.readSearchIndex(ctx)
+	x, at, err := s.readSearchIndex(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			slog.Warn("search: could not build the in-memory index; ranking with FTS5 until the next search tries again", "err", err)
 		}
 		x = nil
 	}
-	s.search.finishBuild(x, gen)
+	s.search.finishBuild(x, at)
 }
 
-func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, error) {
+func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, searchPos, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, 0, err
+		return nil, searchPos{}, err
 	}
 	defer tx.Rollback()
-	var gen int64
-	if err := tx.QueryRowContext(ctx, `SELECT gen FROM search_generation`).Scan(&gen); err != nil {
-		return nil, 0, err
+	at, err := readSearchPos(ctx, tx)
+	if err != nil {
+		return nil, at, err
 	}
 	if afterSearchSnapshot != nil {
 		afterSearchSnapshot()
@@ -70,18 +70,18 @@ func (s *Store) readSearchIndex(ctx context.Context) (*postings.Index, int64, er
 				s.search.over = true
 				s.search.mu.Unlock()
 				slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5", "row", r.rid)
-				return nil, 0, nil
+				return nil, at, nil
 			}
 			x.Add(uint32(r.rid), r.at, r.bodyTerms, r.keyTerms)
 		}
 		if s.search.outgrown(x) {
-			return nil, 0, nil
+			return nil, at, nil
 		}
 	}
 	if err := <-errc; err != nil {
-		return nil, 0, err
+		return nil, at, err
 	}
-	return x, gen, nil
+	return x, at, nil
 }
 
 // buildRow is a record read for a build: its text, then its terms.
@@ -95,11 +95,11 @@ type buildRow struct {
 // buildBatch is how many records a build's stages pass on at a time.
 const buildBatch = 512
 
-// scanBuildRows reads the records in records_fts (live, and not pending)
-// in tx, by rid, and sends them in batches to out.
+// scanBuildRows reads the live records (in records_fts or pending) in
+// tx, by rid, and sends them in batches to out.
 func scanBuildRows(ctx context.Context, tx *sql.Tx, out chan<- []buildRow) error {
 	rows, err := tx.QueryContext(ctx, `SELECT r.rid, r.body, r.key, r.tenant, r.owner, r.audience, r.state, r.head, r.expires_at, r.namespace, r.class, r.created_at, r.metadata FROM records r
- WHERE NOT r.erased AND NOT EXISTS (SELECT 1 FROM index_pending p WHERE p.rid = r.rid) ORDER BY r.rid`)
+ WHERE NOT r.erased ORDER BY r.rid`)
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,14 @@ func TestSearchWaitsForTheWritersCommit(t *testing.T) {
 	putRecords(t, s, testRecord("first plumber", ""))
 	buildCopyNow(t, s)
 	s.search.mu.RLock()
-	held := s.search.gen
+	held := s.search.at
 	s.search.mu.RUnlock()
 	f := postings.QueryFilter(searchParts(custody.Scope{Tenant: "acme", Subject: "alice"}), searchOwner("acme", "alice"), time.Now(), custody.SearchQuery{})
 	rank := func() chan bool {
 		done := make(chan bool, 1)
 		go func() {
 			var sc postings.Scratch
-			_, _, ok := s.rankCopy(t.Context(), []string{"plumber"}, f, held+1, &sc)
+			_, _, ok := s.rankCopy(t.Context(), []string{"plumber"}, f, searchPos{held.gen + 1, held.rid}, &sc)
 			done <- ok
 		}()
 		return done
@@ -43,14 +43,14 @@ func TestSearchWaitsForTheWritersCommit(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	s.search.apply(committed{gen: held + 1}, true)
+	s.search.apply(committed{gen: held.gen + 1}, true)
 	if ok := <-done; !ok {
 		t.Error("a search of the generation being committed ranked with FTS5; want it to wait for the copy")
 	}
 	if _, _, _, fts := s.SearchIndexStats(); fts != fts0 {
 		t.Errorf("%d rankings by FTS5, want none", fts-fts0)
 	}
-	held++
+	held.gen++
 	s.search.willApply()
 	if ok := <-rank(); ok {
 		t.Error("a search ranked with a copy that does not hold its generation")

@@ -72,7 +72,7 @@ func TestSearchCopyUnderConcurrentChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.indexPending(ctx); err != nil {
+	if err := s.pendingToFTS(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.search.builds.Wait()

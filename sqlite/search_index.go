@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,14 +22,17 @@ import (
 // alone; the eligibility of the best is then checked in SQL, a few at a
 // time (search_memory.go).
 //
-// The copy is kept in step with records_fts by the writer: each
-// transaction that changes records_fts (moving pending records in,
-// erasing one, rebuilding the index) collects what it changed (txn.ops),
-// counts one more generation in search_generation, and once committed
-// gives the changes to the copy, which then holds that generation. A
-// search reads the generation with its pending check: another, which only
-// a commit by another connection (another process on the same file) can
-// make, sends it to FTS5, and the copy is built again.
+// The copy is kept in step with the records by the writer: each
+// transaction that changes what the copy holds (inserting records, which
+// the copy takes while they wait in index_pending, erasing one, moving
+// one between partitions, rebuilding the index) collects what it changed
+// (txn.ops), and once committed gives the changes to the copy, which then
+// holds the transaction's position (searchPos): the last rid of records,
+// and, when it changed records indexed before it, one more generation
+// counted in search_generation. A search reads the position: one ahead of
+// the copy's that no commit of this store's writer is giving it, which
+// only another connection (another process on the same file) can make,
+// sends it to FTS5, and the copy is built again.
 //
 // The copy is built, from the records themselves (the same terms
 // custody_terms gives records_fts), on a goroutine of its own the first
@@ -38,7 +42,7 @@ import (
 // store drops the copy and ranks with FTS5 alone (see Options).
 const DefaultSearchMemory = 1 << 30
 
-// indexOp is one change a transaction made to records_fts: rid added with
+// indexOp is one change a transaction made for the copy: rid added with
 // these terms, or removed (its terms, to find its postings).
 type indexOp struct {
 	rid       int64
@@ -105,19 +109,19 @@ func searchParts(sc custody.Scope) []string {
 type searchIndex struct {
 	mu sync.RWMutex
 	x  *postings.Index // nil until built, and when dropped
-	// gen is the generation x holds.
-	gen int64
+	// at is the position x holds.
+	at searchPos
 	// applying is set while the writer commits changes it has yet to give
-	// to x: a search that finds a newer generation then is not seeing
+	// to x: a search that finds a newer position then is not seeing
 	// another connection's commit.
 	applying bool
 	// applied is closed when the changes being committed are given to x
-	// (or the commit fails): a search that read their generation waits
+	// (or the commit fails): a search that read their position waits
 	// on it, at most catchUpWait, rather than rank with FTS5.
 	applied chan struct{}
 	waiting atomic.Int32 // searches waiting on applied
 	// building is set while a build runs; replay then keeps the changes
-	// committed meanwhile, by generation, for the build to apply after its
+	// committed meanwhile, by position, for the build to apply after its
 	// snapshot.
 	building bool
 	replay   []committed
@@ -139,12 +143,34 @@ type searchIndex struct {
 // snapshot, before it reads the records.
 var afterSearchSnapshot func()
 
-// committed is one transaction's changes and its generation; reset means
-// it rebuilt the whole index first.
+// committed is one transaction's changes: its generation, if it changed
+// records already indexed, and the rids of the records it inserted
+// (first to last, 0 for none); reset means it rebuilt the whole index
+// first.
 type committed struct {
-	gen   int64
-	reset bool
-	ops   []indexOp
+	gen         int64
+	first, last int64
+	reset       bool
+	ops         []indexOp
+}
+
+// changes reports whether the copy has anything to take from c.
+func (c committed) changes() bool { return c.gen != 0 || c.last != 0 }
+
+// follows reports whether c comes right after at, nothing between: its
+// generation the next (if it has one) and its first record the next rid
+// (if it inserted any). Another connection's commit in between (another
+// process's write) leaves a gap, and the copy is built again.
+func (c committed) follows(at searchPos) bool {
+	return !c.reset && (c.gen == 0 || c.gen == at.gen+1) && (c.first == 0 || c.first == at.rid+1)
+}
+
+// within reports whether a build's snapshot at at holds c already.
+func (c committed) within(at searchPos) bool {
+	if c.gen != 0 {
+		return c.gen <= at.gen
+	}
+	return c.last <= at.rid
 }
 
 // willApply marks that the writer is about to commit changes.
@@ -176,7 +202,7 @@ func (si *searchIndex) apply(c committed, ok bool) {
 	}
 	switch {
 	case si.x == nil:
-	case c.reset || c.gen != si.gen+1:
+	case !c.follows(si.at):
 		// The index was rebuilt, or another connection changed it since
 		// the copy's generation: the next search builds the copy again.
 		si.x = nil
@@ -185,19 +211,37 @@ func (si *searchIndex) apply(c committed, ok bool) {
 	}
 }
 
-// countIndexChanges counts one more generation in search_generation if
-// the transaction changed records_fts, and returns its changes with that
-// generation (0 if it changed nothing).
+// countIndexChanges returns the transaction's changes for the copy, and
+// counts one more generation in search_generation if they change records
+// indexed before it (a removal, a move, a reset). Records it only
+// inserted are told by their rids (searchPos): a write commits no
+// generation, a page less.
 func (t *txn) countIndexChanges(ctx context.Context) (committed, error) {
 	if err := t.searchMoves(ctx); err != nil {
 		return committed{}, err
 	}
-	if len(t.ops) == 0 {
-		return committed{}, nil
+	c := committed{ops: t.ops, reset: t.reset, first: t.firstRid, last: t.lastRid}
+	if !slices.ContainsFunc(t.ops, func(op indexOp) bool { return op.remove || op.move || op.reset }) {
+		return c, nil
 	}
-	c := committed{ops: t.ops, reset: t.reset}
 	err := t.QueryRowContext(ctx, `UPDATE search_generation SET gen = gen + 1 RETURNING gen`).Scan(&c.gen)
 	return c, err
+}
+
+// searchPos is a position of the search index: the generation of
+// search_generation (the commits that changed records indexed before
+// them) and the last rid of records (every record is indexed, pending or
+// not, as it is inserted). A copy at a position covers every position
+// with neither part ahead of its own.
+type searchPos struct{ gen, rid int64 }
+
+func (p searchPos) covers(q searchPos) bool { return p.gen >= q.gen && p.rid >= q.rid }
+
+// readSearchPos reads the position of the index q sees.
+func readSearchPos(ctx context.Context, q queryer) (searchPos, error) {
+	var p searchPos
+	err := q.QueryRowContext(ctx, `SELECT gen, (SELECT COALESCE(MAX(rid), 0) FROM records) FROM search_generation`).Scan(&p.gen, &p.rid)
+	return p, err
 }
 
 func (si *searchIndex) applyLocked(c committed) {
@@ -216,7 +260,12 @@ func (si *searchIndex) applyLocked(c committed) {
 			si.x.Add(uint32(op.rid), op.at, op.body, op.key)
 		}
 	}
-	si.gen = c.gen
+	if c.gen != 0 {
+		si.at.gen = c.gen
+	}
+	if c.last != 0 {
+		si.at.rid = c.last
+	}
 	if si.x.Bytes() > si.limit {
 		slog.Warn("search: the in-memory index passed its memory bound; ranking with FTS5 from now on (raise --search-memory to keep it)",
 			"bound_bytes", si.limit, "records", si.x.Rows())
@@ -234,21 +283,21 @@ func (si *searchIndex) forget() {
 	si.mu.Unlock()
 }
 
-// finishBuild installs x, built from a snapshot at generation gen (nil if
-// the build failed), after applying the changes committed since.
-func (si *searchIndex) finishBuild(x *postings.Index, gen int64) {
+// finishBuild installs x, built from a snapshot at at (nil if the build
+// failed), after applying the changes committed since.
+func (si *searchIndex) finishBuild(x *postings.Index, at searchPos) {
 	si.mu.Lock()
 	defer si.mu.Unlock()
 	replay := si.replay
-	si.building, si.replay, si.x, si.gen = false, nil, x, gen
+	si.building, si.replay, si.x, si.at = false, nil, x, at
 	if x == nil {
 		return
 	}
 	for _, c := range replay {
-		if c.gen <= gen {
+		if c.within(at) {
 			continue // in the snapshot
 		}
-		if c.reset || c.gen != si.gen+1 {
+		if !c.follows(si.at) {
 			si.x = nil
 			return
 		}

@@ -36,7 +36,7 @@ func buildCopyNow(t *testing.T, s *Store) {
 // database.
 func copyInStep(t *testing.T, s *Store) {
 	t.Helper()
-	fresh, gen, err := s.readSearchIndex(t.Context())
+	fresh, at, err := s.readSearchIndex(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,8 @@ func copyInStep(t *testing.T, s *Store) {
 	switch {
 	case s.search.x == nil:
 		t.Fatal("the store holds no copy of the search index")
-	case s.search.gen != gen:
-		t.Fatalf("the copy holds generation %d, the database %d", s.search.gen, gen)
+	case s.search.at != at:
+		t.Fatalf("the copy holds position %+v, the database %+v", s.search.at, at)
 	case !s.search.x.Equal(fresh):
 		t.Fatalf("the copy (%d rows) differs from one built afresh (%d rows)", s.search.x.Rows(), fresh.Rows())
 	}
@@ -108,10 +108,11 @@ func openTestStore(t *testing.T, path string, o Options) *Store {
 	return s
 }
 
-// The writer keeps the copy in step with records_fts through every change
-// it makes: records moved in from index_pending (by a search, and inside a
-// busy commit), a batch whose write rolls back to its savepoint after
-// moving records in, an erasure (of a record with metadata), and a rebuild
+// The writer keeps the copy in step with the records through every change
+// it makes: records inserted (the copy takes them at their commit, while
+// they wait in index_pending), a batch whose write rolls back to its
+// savepoint after moving records into FTS5 and whose next write takes
+// the rid it freed, an erasure (of a record with metadata), and a rebuild
 // of the whole index.
 func TestSearchCopyKeptInStep(t *testing.T) {
 	ctx := t.Context()
@@ -123,14 +124,15 @@ func TestSearchCopyKeptInStep(t *testing.T) {
 	a, b := testRecord("ledger for the plumber", ""), testRecord("plumber plumber key", "plumber")
 	a.Metadata = custody.Metadata{"project": "apollo"} // the erasure below takes it out of the copy's pairs
 	putRecords(t, s, a, b)
-	if got := searchIDs(t, s, "plumber"); len(got) != 3 { // the search moves them in first
+	if got := searchIDs(t, s, "plumber"); len(got) != 3 { // pending, in the copy
 		t.Fatalf("plumber: %d hits, want 3", len(got))
 	}
 	copyInStep(t, s)
 
 	// One write of a batch moves records in and then fails: its savepoint
-	// takes the move back, and the other write's record stays pending.
-	kept, undone := testRecord("kept ledger entry", ""), testRecord("undone ledger entry", "")
+	// takes the move back, and the other writes' records stay pending; the
+	// last takes the rid the failed one freed.
+	kept, undone, after := testRecord("kept ledger entry", ""), testRecord("undone ledger entry", ""), testRecord("later ledger entry", "")
 	errUndo := errors.New("undo")
 	errs := s.UpdateEach(ctx,
 		func(tx custody.Tx) error { return tx.InsertRecord(ctx, kept) },
@@ -142,13 +144,27 @@ func TestSearchCopyKeptInStep(t *testing.T) {
 				return err
 			}
 			return errUndo
-		})
-	if errs[0] != nil || !errors.Is(errs[1], errUndo) {
+		},
+		func(tx custody.Tx) error { return tx.InsertRecord(ctx, after) })
+	if errs[0] != nil || !errors.Is(errs[1], errUndo) || errs[2] != nil {
 		t.Fatalf("batch: %v", errs)
 	}
 	copyInStep(t, s)
-	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, sorted(a.ID, kept.ID)) {
-		t.Fatalf("ledger: %v, want %v", got, sorted(a.ID, kept.ID))
+	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, sorted(a.ID, kept.ID, after.ID)) {
+		t.Fatalf("ledger: %v, want %v", got, sorted(a.ID, kept.ID, after.ID))
+	}
+	copyInStep(t, s)
+	// The failed write last: the copy's last rid is the last one kept.
+	errs = s.UpdateEach(ctx,
+		func(tx custody.Tx) error { return tx.InsertRecord(ctx, testRecord("a gardening note", "")) },
+		func(tx custody.Tx) error {
+			if err := tx.InsertRecord(ctx, testRecord("undone gardening note", "")); err != nil {
+				return err
+			}
+			return errUndo
+		})
+	if errs[0] != nil || !errors.Is(errs[1], errUndo) {
+		t.Fatalf("batch: %v", errs)
 	}
 	copyInStep(t, s)
 
@@ -182,8 +198,8 @@ func TestSearchCopyKeptInStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyInStep(t, s)
-	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, []string{kept.ID}) {
-		t.Fatalf("ledger after the erasure: %v, want only %s", got, kept.ID)
+	if got := searchIDs(t, s, "ledger"); !slices.Equal(got, sorted(kept.ID, after.ID)) {
+		t.Fatalf("ledger after the erasure: %v, want only %s and %s", got, kept.ID, after.ID)
 	}
 
 	// A rebuild of the index drops the copy; the next build is in step.
@@ -219,7 +235,7 @@ func TestSearchCopyBuildReplaysCommits(t *testing.T) {
 	late := testRecord("written during the build", "")
 	afterSearchSnapshot = func() {
 		putRecords(t, s, late)
-		if _, err := s.indexPending(t.Context()); err != nil {
+		if err := s.pendingToFTS(t.Context()); err != nil {
 			t.Error(err)
 		}
 	}
@@ -258,7 +274,7 @@ func TestSearchCopySeesAnotherConnection(t *testing.T) {
 	other := openTestStore(t, path, Options{SearchMemory: -1})
 	theirs := testRecord("their plumber", "")
 	putRecords(t, other, theirs)
-	if _, err := other.indexPending(t.Context()); err != nil {
+	if err := other.pendingToFTS(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := searchIDs(t, s, "plumber"); len(got) != 2 {
@@ -273,12 +289,12 @@ func TestSearchCopySeesAnotherConnection(t *testing.T) {
 	// Their commit, then ours: ours finds the generations out of sequence.
 	theirs2 := testRecord("another of their plumbers", "")
 	putRecords(t, other, theirs2)
-	if _, err := other.indexPending(t.Context()); err != nil {
+	if err := other.pendingToFTS(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	ours := testRecord("our plumber", "")
 	putRecords(t, s, ours)
-	if _, err := s.indexPending(t.Context()); err != nil {
+	if err := s.pendingToFTS(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	s.search.mu.RLock()
@@ -400,7 +416,7 @@ func TestSearchCopyRebuildsAtMostEvery(t *testing.T) {
 	other := openTestStore(t, path, Options{SearchMemory: -1})
 	for i := range 3 {
 		putRecords(t, other, testRecord(fmt.Sprintf("their plumber %d", i), ""))
-		if _, err := other.indexPending(t.Context()); err != nil {
+		if err := other.pendingToFTS(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		fts := s.search.byFTS.Load()
@@ -433,24 +449,24 @@ func TestSearchCopyAheadOfTheSearch(t *testing.T) {
 	s := openTestStore(t, path, Options{})
 	putRecords(t, s, testRecord("first plumber", ""))
 	buildCopyNow(t, s)
-	gen, err := s.indexPending(t.Context())
+	at, err := s.searchAt(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	putRecords(t, s, testRecord("second plumber", ""))
-	if _, err := s.indexPending(t.Context()); err != nil { // the writer moves it into the index and the copy
+	if err := s.pendingToFTS(t.Context()); err != nil { // the copy holds it since its commit; the move changes nothing for it
 		t.Fatal(err)
 	}
 	s.search.mu.Lock()
 	s.search.lastBuild = time.Now().Add(-2 * rebuildEvery)
-	held := s.search.gen
+	held := s.search.at
 	s.search.mu.Unlock()
-	if held != gen+1 {
-		t.Fatalf("the copy holds generation %d, want %d", held, gen+1)
+	if want := (searchPos{at.gen, at.rid + 1}); held != want {
+		t.Fatalf("the copy holds position %+v, want %+v (one record further)", held, want)
 	}
 	var sc postings.Scratch
 	f := postings.QueryFilter(searchParts(custody.Scope{Tenant: "acme", Subject: "alice"}), searchOwner("acme", "alice"), time.Now(), custody.SearchQuery{})
-	hits, _, ok := s.rankCopy(t.Context(), []string{"plumber"}, f, gen, &sc)
+	hits, _, ok := s.rankCopy(t.Context(), []string{"plumber"}, f, at, &sc)
 	s.search.mu.RLock()
 	building, dropped := s.search.building, s.search.x == nil
 	s.search.mu.RUnlock()
@@ -460,7 +476,7 @@ func TestSearchCopyAheadOfTheSearch(t *testing.T) {
 	// Behind the database: another connection wrote.
 	other := openTestStore(t, path, Options{SearchMemory: -1})
 	putRecords(t, other, testRecord("their plumber", ""))
-	if _, err := other.indexPending(t.Context()); err != nil {
+	if err := other.pendingToFTS(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := searchIDs(t, s, "plumber"); len(got) != 3 {

@@ -49,14 +49,14 @@ var inlineBuildRows int64 = 20000
 // core busy and the copy never ready. In between, FTS5 ranks.
 var rebuildEvery = 30 * time.Second
 
-// rankCopy ranks terms with the copy over the rows f keeps, if it holds
-// generation gen, into sc's hits; ok is false if the search must rank
+// rankCopy ranks terms with the copy over the rows f keeps, if it covers
+// position at, into sc's hits; ok is false if the search must rank
 // with FTS5 instead. A copy never built is built first on a small store
 // (inlineBuildRows), and on its own goroutine on a larger one; a copy
 // built before is built again on its own goroutine, at most every
 // rebuildEvery.
-func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter, gen int64, sc *postings.Scratch) ([]postings.Hit, int64, bool) {
-	hits, visible, ok, build := s.rankHeld(terms, f, gen, sc)
+func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter, at searchPos, sc *postings.Scratch) ([]postings.Hit, int64, bool) {
+	hits, visible, ok, build := s.rankHeld(terms, f, at, sc)
 	if build {
 		s.search.mu.RLock()
 		built, last := !s.search.lastBuild.IsZero(), s.search.lastBuild
@@ -73,7 +73,7 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter,
 			s.startSearchBuild()
 		case s.claimBuild():
 			s.buildSearchIndex(ctx)
-			hits, visible, ok, _ = s.rankHeld(terms, f, gen, sc)
+			hits, visible, ok, _ = s.rankHeld(terms, f, at, sc)
 		}
 	}
 	if !ok {
@@ -82,28 +82,28 @@ func (s *Store) rankCopy(ctx context.Context, terms []string, f postings.Filter,
 	return hits, visible, ok
 }
 
-// rankHeld ranks terms over the rows f keeps with the copy if it holds
-// generation gen or a later one, and counts the rows its statistics are
-// over (visible); build is whether a build should start (none runs, and
-// the copy is missing or another connection made it stale). A later
-// generation is this store's writer's commit, made between the search
-// reading gen and ranking: the copy is then newer than the search's
+// rankHeld ranks terms over the rows f keeps with the copy if it covers
+// position at (searchPos), and counts the rows its statistics are over
+// (visible); build is whether a build should start (none runs, and the
+// copy is missing or another connection made it stale). A later position
+// is this store's writer's commit, made between the search reading at
+// and ranking: the copy is then newer than the search's
 // view, not stale, and the rows it ranks are checked for eligibility in
 // SQL after it. (Treating it as stale made every search in a burst of
 // writes fall back to FTS5 and, every rebuildEvery, drop the copy and
 // build it again.)
 //
-// A search that read the generation of a commit this store's writer has
+// A search that read the position of a commit this store's writer has
 // yet to give the copy waits for it, at most catchUpWait, so that a
 // search during a burst of writes ranks with the copy rather than with
 // FTS5, which costs tens of milliseconds at 100k records.
-func (s *Store) rankHeld(terms []string, f postings.Filter, gen int64, sc *postings.Scratch) (hits []postings.Hit, visible int64, ok, build bool) {
+func (s *Store) rankHeld(terms []string, f postings.Filter, at searchPos, sc *postings.Scratch) (hits []postings.Hit, visible int64, ok, build bool) {
 	si := &s.search
 	var timeout <-chan time.Time
 	for {
 		si.mu.RLock()
-		x, held, applying, off := si.x, si.gen, si.applying, si.limit <= 0 || si.over || si.closed
-		if !off && x != nil && held >= gen && !si.building {
+		x, held, applying, off := si.x, si.at, si.applying, si.limit <= 0 || si.over || si.closed
+		if !off && x != nil && held.covers(at) && !si.building {
 			hits = x.Rank(terms, f, sc)
 			visible, _, _ = x.Stats(nil, f, 0)
 			si.mu.RUnlock()
@@ -178,8 +178,8 @@ func (s *Store) startSearchBuild() {
 
 // searchRanked is Search: the best eligible records, ranked by the copy
 // or without it (search_fts.go), read by rid once they are known.
-func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Scored, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, false, "")
+func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, at searchPos) ([]custody.Scored, error) {
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, false, "")
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}
@@ -217,8 +217,8 @@ func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.Se
 }
 
 // lexicalRanked is LexicalRanks: Search's ranking without the records.
-func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, gen int64) ([]custody.Ranked, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), gen, false, "")
+func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, at searchPos) ([]custody.Ranked, error) {
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, false, "")
 	out := make([]custody.Ranked, len(best))
 	for i, b := range best {
 		out[i] = custody.Ranked{ID: b.id, Score: b.score}
@@ -228,10 +228,13 @@ func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.S
 
 // rankEligible is bestEligible, ranked by the copy if it can, else
 // without it (rankFTS): the same records, with the same scores.
-func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
-	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, gen, texts, also, alsoArgs...)
+func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
+	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, at, texts, also, alsoArgs...)
 	if ok || err != nil {
 		return best, visible, err
+	}
+	if err := s.pendingToFTS(ctx); err != nil {
+		return nil, 0, unavailable(err)
 	}
 	return s.rankFTS(ctx, sc, q, terms, also, alsoArgs...)
 }
@@ -250,13 +253,13 @@ type eligibleHit struct {
 // aliased r, with its arguments), at most q.Limit, best first, and the
 // number of records sc may retrieve (the statistics' rows). ok is
 // false, and nothing is read, if the copy cannot rank them.
-func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, gen int64, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
 	scratch, _ := s.search.pool.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, visible, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), searchOwner(sc.Tenant, sc.Subject), sc.Now, q), gen, scratch)
+	hits, visible, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), searchOwner(sc.Tenant, sc.Subject), sc.Now, q), at, scratch)
 	if !ok {
 		return nil, 0, false, nil
 	}
@@ -344,11 +347,11 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 // termMatchesCopy is TermMatches counted by the copy: how many records sc
 // may retrieve hold each term, at most bound. ok is false if the copy
 // cannot count them.
-func (s *Store) termMatchesCopy(sc custody.Scope, terms []string, bound int, gen int64) ([]int, bool) {
+func (s *Store) termMatchesCopy(sc custody.Scope, terms []string, bound int, at searchPos) ([]int, bool) {
 	si := &s.search
 	si.mu.RLock()
 	defer si.mu.RUnlock()
-	if si.x == nil || si.gen != gen || si.building || si.over || si.limit <= 0 {
+	if si.x == nil || !si.at.covers(at) || si.building || si.over || si.limit <= 0 {
 		return nil, false
 	}
 	_, _, holding := si.x.Stats(terms, postings.Filter{Parts: searchParts(sc), Owner: searchOwner(sc.Tenant, sc.Subject), Now: sc.Now.UnixNano()}, bound)

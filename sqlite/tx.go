@@ -27,6 +27,9 @@ type txn struct {
 	// store's copy of it once committed (search_index.go).
 	ops   []indexOp
 	reset bool // one of ops is a reset
+	// firstRid and lastRid are the rids of the first and the last record
+	// this transaction inserted (0: none), for the copy (searchPos).
+	firstRid, lastRid int64
 }
 
 // stmt returns the statement for q in this transaction: the store's cached
@@ -173,7 +176,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if t.ro {
 		return errReadOnly
 	}
-	head := r.Key != "" && r.State == custody.StateAdmitted // the trigger corrects it if a newer version is in force
+	head := insertedHead(r)
 	res, err := t.ExecContext(ctx, `INSERT INTO records (id, tenant, owner, namespace, key, class, body, channel, writer,
  source_ref, authority, audience, state, head, created_at, expires_at, version, log_index, policy_version, session, parents, erased, receipt, salt, metadata)
  VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -187,6 +190,10 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
 	if err != nil {
 		return err
 	}
+	if t.firstRid == 0 {
+		t.firstRid = rid
+	}
+	t.lastRid = rid
 	if err := t.index(ctx, rid, r); err != nil {
 		return err
 	}

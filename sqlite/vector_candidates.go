@@ -26,13 +26,13 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	if q.Limit <= 0 || len(vecs) == 0 || len(terms) == 0 || candidates <= 0 {
 		return nil, nil
 	}
-	gen, err := s.indexPending(ctx)
+	at, err := s.searchAt(ctx)
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, false, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, false, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,13 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	if len(terms) == 0 || candidates <= 0 {
 		return 0, nil
 	}
-	gen, err := s.indexPending(ctx)
+	at, err := s.searchAt(ctx)
 	if err != nil {
 		return 0, unavailable(err)
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, gen, true, "")
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, true, "")
 	if err != nil {
 		return 0, err
 	}
@@ -122,11 +122,11 @@ func (s *Store) LexicalRanks(ctx context.Context, sc custody.Scope, q custody.Se
 	if len(lexical.Query(q.Text, maxQueryTerms)) == 0 || q.Limit <= 0 {
 		return nil, nil
 	}
-	gen, err := s.indexPending(ctx)
+	at, err := s.searchAt(ctx)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	return s.lexicalRanked(ctx, sc, q, gen)
+	return s.lexicalRanked(ctx, sc, q, at)
 }
 
 // ftsTerms is the FTS5 query for records holding any of the lexical

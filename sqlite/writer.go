@@ -192,7 +192,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 			errs[i] = err
 			continue
 		}
-		mark := len(t.ops)
+		mark := t.indexMark()
 		if !alone {
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 				tx.Rollback()
@@ -237,11 +237,11 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(nil)
 		return
 	}
-	if changed.gen != 0 {
+	if changed.changes() {
 		s.search.willApply()
 	}
 	err = tx.Commit()
-	if changed.gen != 0 {
+	if changed.changes() {
 		s.search.apply(changed, err == nil)
 	}
 	if err != nil {
