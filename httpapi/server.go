@@ -270,7 +270,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(rt route) {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := rt.handler(w, r); err != nil {
-			if rt.authInWrite { // no error answered to a token revoked meanwhile
+			// No error is answered to a token revoked meanwhile. A request
+			// whose connection failed (a body cut by the read timeout: the
+			// server ends the request's context with it) cannot be
+			// settled; its error comes from the body alone, and is
+			// answered as it is (408, not a 503 for the settle that could
+			// not run).
+			if rt.authInWrite && r.Context().Err() == nil {
 				if aerr := s.svc.SettlePrincipals(r.Context()); aerr != nil {
 					err = aerr
 				}
