@@ -11,15 +11,20 @@ import (
 )
 
 // CachedQueries returns the texts of the statements the store keeps
-// prepared, the writer's and the readers'. The writer prepares a batch's
-// new statements after answering it: call this after one more Update.
+// prepared, the writer's (read on the writer's goroutine) and the
+// readers'. The readers' cache prepares a transaction's new statements
+// after it: call this after one more View.
 func CachedQueries(s *Store) []string {
 	var qs []string
-	for _, c := range []*stmtCache{s.wstmts, s.rstmts} {
-		c.mu.Lock()
-		qs = append(qs, slices.Collect(maps.Keys(c.m))...)
-		c.mu.Unlock()
+	if err := s.Update(context.Background(), func(tx custody.Tx) error {
+		qs = append(qs, slices.Collect(maps.Keys(tx.(*txn).wc.stmts))...)
+		return nil
+	}); err != nil {
+		panic(err)
 	}
+	s.rstmts.mu.Lock()
+	qs = append(qs, slices.Collect(maps.Keys(s.rstmts.m))...)
+	s.rstmts.mu.Unlock()
 	return qs
 }
 
@@ -59,7 +64,7 @@ func CommitBatch(ctx context.Context, s *Store, fns ...func(custody.Tx) error) [
 // as it does when a driver reports it bad. Only for a store opened with
 // OpenUntidied, with no write running.
 func BreakWriterConn(s *Store) error {
-	return s.wconn.Raw(func(any) error { return driver.ErrBadConn })
+	return s.wc.conn.Raw(func(any) error { return driver.ErrBadConn })
 }
 
 // TruncateWAL checkpoints the whole WAL into the database file and

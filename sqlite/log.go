@@ -233,7 +233,7 @@ func (t *txn) Nodes(ctx context.Context, tenant string, ids []compact.NodeID) ([
 	if err := t.insertHeld(ctx); err != nil {
 		return nil, err
 	}
-	return readNodes(ctx, t.tx, tenant, ids)
+	return readNodes(ctx, t.raw(), tenant, ids)
 }
 
 // LatestCheckpoint returns the largest checkpoint of tenant's log in the

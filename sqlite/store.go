@@ -36,13 +36,12 @@ type Store struct {
 	writes      chan *write // to the group-commit writer
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
-	w           *sql.DB // the writer's pool: wconn, and a spare for DB()
-	wconn       *sql.Conn
+	w           *sql.DB // the writer's pool: wc's connection, and a spare for DB()
+	wc          *writerConn
 	r           *sql.DB        // read-only pool
 	ckpt        *sql.DB        // the checkpointer's connection
 	ckptMu      sync.Mutex     // one checkpoint at a time: the checkpointer's or the writer's (wal.go)
 	pv          *versionReader // reads the principals version (principals_version.go)
-	wstmts      *stmtCache
 	rstmts      *stmtCache
 	known       known // what the writer knows between transactions (known.go)
 	pendingRows int   // rows in index_pending as the writer counts them (pending.go)
@@ -156,7 +155,7 @@ func open(ctx context.Context, path string, idle time.Duration, o Options) (*Sto
 		c.Close()
 		return nil, err
 	}
-	st := &Store{path: path, w: w, wconn: wconn, r: r, ckpt: c, pv: pv, wstmts: newStmtCache(w), rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
+	st := &Store{path: path, w: w, wc: newWriterConn(wconn), r: r, ckpt: c, pv: pv, rstmts: newStmtCache(r), writes: make(chan *write), tidyAfter: idle}
 	bg, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
 	st.closed = bg.Done()
@@ -178,7 +177,7 @@ func (s *Store) Close() error {
 	s.search.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
-	return errors.Join(s.wstmts.close(), s.rstmts.close(), s.pv.close(), s.wconn.Close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
+	return errors.Join(s.rstmts.close(), s.pv.close(), s.wc.close(), s.r.Close(), s.ckpt.Close(), s.w.Close())
 }
 
 // Path is the database file.

@@ -28,7 +28,7 @@ func (s *Store) SetMeta(ctx context.Context, name, value string) (string, error)
 		if err := t.exec(ctx, `INSERT INTO meta (name, value) VALUES (?,?) ON CONFLICT (name) DO NOTHING`, name, value); err != nil {
 			return err
 		}
-		return t.tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = ?`, name).Scan(&got)
+		return t.raw().QueryRowContext(ctx, `SELECT value FROM meta WHERE name = ?`, name).Scan(&got)
 	})
 	return got, err
 }
@@ -38,7 +38,7 @@ var _ custody.LegacyLog = (*txn)(nil)
 // LegacyTenants calls fn with the tenant of each leaf of the log all
 // tenants shared before schema 13, in order (log_legacy).
 func (t *txn) LegacyTenants(ctx context.Context, fn func(uint64, string) error) error {
-	rows, err := t.tx.QueryContext(ctx, `SELECT idx, tenant FROM log_legacy ORDER BY idx`)
+	rows, err := t.raw().QueryContext(ctx, `SELECT idx, tenant FROM log_legacy ORDER BY idx`)
 	if err != nil {
 		return unavailable(err)
 	}
@@ -60,7 +60,7 @@ func (t *txn) LegacyTenants(ctx context.Context, fn func(uint64, string) error) 
 func (t *txn) LegacyCheckpoint(ctx context.Context) (uint64, []byte, error) {
 	var size uint64
 	var note []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT size, note FROM log_legacy_checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := t.raw().QueryRowContext(ctx, `SELECT size, note FROM log_legacy_checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, custody.ErrNotFound
 	}

@@ -13,9 +13,11 @@ import (
 	custody "github.com/custody-mem/custody"
 )
 
-// txn implements custody.Tx over one SQL transaction.
+// txn implements custody.Tx over one SQL transaction: a read's Tx, or
+// the writer's connection in a transaction (writer_conn.go).
 type txn struct {
 	tx    *sql.Tx
+	wc    *writerConn // the writer's; tx is nil then
 	ro    bool
 	stmts *stmtCache
 	known *known // what the writer knows (known.go); nil outside the writer
@@ -36,6 +38,9 @@ type txn struct {
 // one, or one prepared on the transaction's own connection for the rest of
 // it (database/sql closes it with the transaction; the cache gets q after).
 func (t *txn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if t.wc != nil {
+		return t.wc.stmt(ctx, q)
+	}
 	if st, ok := t.local[q]; ok {
 		return st, nil
 	}
@@ -88,7 +93,7 @@ func (t *txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.R
 	ctx = t.uncancelled(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
-		return t.tx.QueryRowContext(ctx, q, args...) // reports the same error
+		return t.raw().QueryRowContext(ctx, q, args...) // reports the same error
 	}
 	return st.QueryRowContext(ctx, args...)
 }
@@ -104,6 +109,21 @@ func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Resul
 		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
+}
+
+// rawConn is what a transaction runs its unprepared statements on.
+type rawConn interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// raw is the transaction's own connection, for a statement run without
+// the statement cache.
+func (t *txn) raw() rawConn {
+	if t.wc != nil {
+		return t.wc.conn
+	}
+	return t.tx
 }
 
 var _ custody.Tx = (*txn)(nil)

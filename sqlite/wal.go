@@ -125,14 +125,14 @@ func (s *Store) resetWAL(ctx context.Context) {
 // whether a reader kept it from finishing.
 func (s *Store) truncateWAL(ctx context.Context) (busy bool, err error) {
 	setTimeout := func(d time.Duration) error {
-		_, err := s.wconn.ExecContext(ctx, `PRAGMA busy_timeout = `+strconv.FormatInt(d.Milliseconds(), 10))
+		_, err := s.wc.conn.ExecContext(ctx, `PRAGMA busy_timeout = `+strconv.FormatInt(d.Milliseconds(), 10))
 		return err
 	}
 	if err := setTimeout(walReaderWait); err != nil {
 		return false, err
 	}
 	var b, frames, copied int
-	err = s.wconn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&b, &frames, &copied)
+	err = s.wc.conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&b, &frames, &copied)
 	// The busy timeout must come back even when the context ended: the
 	// connection serves the next write.
 	if rerr := setTimeout(busyTimeout); rerr != nil {

@@ -157,7 +157,6 @@ func (s *Store) CommitStats() (commits, writes int64) {
 }
 
 func (s *Store) commit(ctx context.Context, batch []*write) {
-	defer s.wstmts.prepareMissing(ctx) // after the transaction, whatever its end
 	s.commits.Add(1)
 	s.committed.Add(int64(len(batch)))
 	errs := make([]error, len(batch))
@@ -174,9 +173,9 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(unavailable(err))
 		return
 	}
-	tx := t.tx
+	tx := t.wc
 	if err := t.checkPrincipals(ctx, batch, errs); err != nil {
-		tx.Rollback()
+		tx.rollback(ctx)
 		finish(unavailable(err))
 		return
 	}
@@ -195,7 +194,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		mark := t.indexMark()
 		if !alone {
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
-				tx.Rollback()
+				tx.rollback(ctx)
 				s.known.forget()
 				finish(unavailable(err))
 				return
@@ -205,12 +204,12 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		if errs[i] != nil {
 			s.known.forget() // it may hold what was rolled back
 			if alone {
-				tx.Rollback()
+				tx.rollback(ctx)
 				finish(nil)
 				return
 			}
 			if err := t.exec(ctx, "ROLLBACK TO w"); err != nil {
-				s.abort(tx, errs, fmt.Errorf("savepoint: %w", err))
+				s.abort(ctx, errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
@@ -218,7 +217,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		}
 		if !alone {
 			if err := t.exec(ctx, "RELEASE w"); err != nil {
-				s.abort(tx, errs, fmt.Errorf("savepoint: %w", err))
+				s.abort(ctx, errs, fmt.Errorf("savepoint: %w", err))
 				finish(nil)
 				return
 			}
@@ -226,21 +225,21 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 	}
 	if s.pendingRows >= pendingFlushRows {
 		if _, err := t.flushPending(ctx); err != nil {
-			s.abort(tx, errs, fmt.Errorf("moving pending records into the search indexes: %w", err))
+			s.abort(ctx, errs, fmt.Errorf("moving pending records into the search indexes: %w", err))
 			finish(nil)
 			return
 		}
 	}
 	changed, err := t.countIndexChanges(ctx)
 	if err != nil {
-		s.abort(tx, errs, fmt.Errorf("counting a change to the search index: %w", err))
+		s.abort(ctx, errs, fmt.Errorf("counting a change to the search index: %w", err))
 		finish(nil)
 		return
 	}
 	if changed.changes() {
 		s.search.willApply()
 	}
-	err = tx.Commit()
+	err = tx.commit(ctx)
 	if changed.changes() {
 		s.search.apply(changed, err == nil)
 	}
@@ -259,27 +258,28 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 // begin starts the writer's transaction on its own connection and checks
 // what the writer knows (known.go). A connection database/sql has given up
 // on (one whose statement a cancelled request interrupted, say) is
-// replaced by a fresh one from the pool, and what the writer knew is
-// forgotten: another connection's data version says nothing of it.
+// replaced by a fresh one from the pool, with its statements, and what
+// the writer knew is forgotten: another connection's data version says
+// nothing of it.
 func (s *Store) begin(ctx context.Context) (*txn, error) {
-	tx, err := s.wconn.BeginTx(ctx, nil)
+	err := s.wc.begin(ctx)
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
-		s.wconn.Close()
+		s.wc.abandon()
 		c, cerr := s.w.Conn(ctx)
 		if cerr != nil {
 			return nil, cerr
 		}
-		s.wconn = c
+		s.wc = newWriterConn(c)
 		s.known.forget()
 		s.known.version = -1 // data versions are never negative
-		tx, err = s.wconn.BeginTx(ctx, nil)
+		err = s.wc.begin(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
-	t := &txn{tx: tx, stmts: s.wstmts, known: &s.known, pending: &s.pendingRows}
+	t := &txn{wc: s.wc, known: &s.known, pending: &s.pendingRows}
 	if err := s.known.check(ctx, t); err != nil {
-		tx.Rollback()
+		s.wc.rollback(ctx)
 		return nil, err
 	}
 	return t, nil
@@ -287,8 +287,8 @@ func (s *Store) begin(ctx context.Context) (*txn, error) {
 
 // abort rolls back a batch whose savepoint handling or move of the
 // pending records failed: every write of it fails, whatever its own outcome.
-func (s *Store) abort(tx *sql.Tx, errs []error, err error) {
-	tx.Rollback()
+func (s *Store) abort(ctx context.Context, errs []error, err error) {
+	s.wc.rollback(ctx)
 	s.known.forget()
 	s.pendingRows = pendingFlushRows // a move it made is undone: move at the next commit
 	for j := range errs {

@@ -122,3 +122,36 @@ func TestWriterReplacesABadConnection(t *testing.T) {
 		t.Fatalf("log size %d, %v; want 3", size, err)
 	}
 }
+
+// A store whose writer's connection database/sql gave up on closes
+// cleanly without another write: the statements prepared on it went with
+// it, and closing them again would read freed memory in the driver. Its
+// twin: a store closed after a write on the replaced connection.
+func TestCloseAfterTheWriterConnWentBad(t *testing.T) {
+	for _, writeAfter := range []bool{false, true} {
+		st, err := sqlite.OpenUntidied(t.Context(), filepath.Join(t.TempDir(), "c.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write := func() error {
+			return st.Update(t.Context(), func(tx custody.Tx) error {
+				_, err := tx.AppendLeaf(t.Context(), "acme", []byte("leaf"))
+				return err
+			})
+		}
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sqlite.BreakWriterConn(st); !errors.Is(err, driver.ErrBadConn) {
+			t.Fatalf("breaking the connection: %v", err)
+		}
+		if writeAfter {
+			if err := write(); err != nil {
+				t.Fatalf("a write on the replaced connection: %v", err)
+			}
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("close (a write after the connection went bad: %v): %v", writeAfter, err)
+		}
+	}
+}
