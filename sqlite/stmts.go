@@ -10,7 +10,9 @@ import (
 // stmtCache keeps one prepared statement per query text, so SQLite parses
 // each query once per connection instead of on every call (parsing was a
 // quarter of a write's CPU). Query texts are a small fixed set; the few
-// built at run time vary only with the number of groups or states.
+// built at run time vary only with the number of groups or states. The
+// readers' pool has one; the writer keeps its statements on its own
+// connection (writer_conn.go).
 //
 // A transaction never prepares into the cache: preparing takes a second
 // connection of the pool while the transaction holds its own, and with the
