@@ -92,10 +92,10 @@ import (
 // older custody, whose queries would look for the old terms, refuses a
 // version 28 one.
 // Version 29 keeps each record's head flag in records_ns_key, after the
-// version, and drops records_head: both are built again (schema.sql), the
-// triggers seek the key's versions there. An older custody, whose triggers
-// would look for records_head, reads a version 29 database correctly but
-// slowly, so it refuses it.
+// version, and drops records_head: records_ns_key is built again
+// (schema.sql), and the triggers seek the key's versions there. An older
+// custody refuses a version 29 database: it would build records_head
+// again beside it, and keep both up to date.
 const schemaVersion = 29
 
 // migrate brings the database at w to schemaVersion in one transaction.
