@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	custody "github.com/custody-mem/custody"
 )
 
 // hangGuard bounds how long a test waits for the server before calling it
@@ -67,6 +69,53 @@ func (e *env) startSlowBody(t *testing.T, token string) (net.Conn, *bufio.Reader
 	fmt.Fprintf(c, "POST /v1/memories HTTP/1.1\r\nHost: custody\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"namespace\":", token)
 	return c, bufio.NewReader(c)
+}
+
+// TestCutBodyOfATokenRevokedMeanwhile: a write authenticated from the
+// server's cache, whose token is revoked while its body arrives and whose
+// body then ends early, is answered 401, as any write of a token revoked
+// meanwhile, though the server ended the request's context when the read
+// failed. Its twin, a token nobody changed, gets the 400 of the cut body.
+// The client cuts the body itself (it closes its side), after the server
+// has authenticated the request: the order is what the test observes.
+func TestCutBodyOfATokenRevokedMeanwhile(t *testing.T) {
+	for _, revoke := range []bool{false, true} {
+		t.Run(fmt.Sprintf("revoked=%t", revoke), func(t *testing.T) {
+			e := newEnv(t, Options{RatePerSecond: -1})
+			e.serveConns(t)
+			e.principal("acme", "root", []string{"admin"})
+			alice := e.principal("acme", "alice", []string{"user"})
+			note := MemoryRequest{Namespace: "n", Class: "fact", Body: "a note", Channel: "user"}
+			want(t, e.do(alice, "POST", "/v1/memories", note), http.StatusCreated, "") // alice's principal is cached now
+			before := e.count("acme")
+			hits := e.svc.AuthCacheStats().Hits
+			c, br := e.startSlowBody(t, alice)
+			for deadline := time.Now().Add(hangGuard); e.svc.AuthCacheStats().Hits == hits; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the server never authenticated the request from its cache")
+				}
+			}
+			if revoke {
+				if _, err := e.svc.RevokePrincipal(e.ctx, custody.PrincipalAdmin{Tenant: "acme", By: "acme/root"}, "alice", "left"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("the cut body was not answered: %v", err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			if want := map[bool]int{false: http.StatusBadRequest, true: http.StatusUnauthorized}[revoke]; res.StatusCode != want {
+				t.Fatalf("cut body answered %d %s; want %d", res.StatusCode, b, want)
+			}
+			if n := e.count("acme"); n != before {
+				t.Errorf("%d records after the cut body, %d before: it wrote", n, before)
+			}
+		})
+	}
 }
 
 // TestSlowBodyIsCut: a request body that stops arriving is cut by the read

@@ -270,14 +270,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(rt route) {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := rt.handler(w, r); err != nil {
-			// No error is answered to a token revoked meanwhile. A request
-			// whose connection failed (a body cut by the read timeout: the
-			// server ends the request's context with it) cannot be
-			// settled; its error comes from the body alone, and is
-			// answered as it is (408, not a 503 for the settle that could
-			// not run).
-			if rt.authInWrite && r.Context().Err() == nil {
-				if aerr := s.svc.SettlePrincipals(r.Context()); aerr != nil {
+			// No error is answered to a token revoked meanwhile, whatever
+			// the error. The check runs on a context of its own: the
+			// server ends the request's when a read of its connection
+			// fails (a body cut by the read timeout, or by the client),
+			// and the check would then fail in its stead (a 503 for the
+			// cut body of a token nobody changed).
+			if rt.authInWrite {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.opts.RequestTimeout)
+				aerr := s.svc.SettlePrincipals(ctx)
+				cancel()
+				if aerr != nil {
 					err = aerr
 				}
 			}
