@@ -98,8 +98,10 @@ func PrincipalsRefused(ctxs []context.Context, read func() (int64, error)) ([]bo
 // write: with a PrincipalsChecker store and a token kept in the cache, it
 // reads nothing and returns a context whose writes check the principals
 // version in their own transaction (see above). Serve the request with
-// the context returned, and call SettlePrincipals with it before
-// answering an error.
+// the context returned, and call SettlePrincipals with its values before
+// answering an error, on a context without its cancellation: a server ends
+// a request's context when a read of its connection fails, and the check
+// must run all the same.
 func (s *Service) AuthenticateWrite(ctx context.Context, token string) (context.Context, *Principal, error) {
 	if pc, ok := s.store.(PrincipalsChecker); ok && pc.ChecksPrincipals() && token != "" {
 		hash := [32]byte(HashToken(token))
