@@ -132,7 +132,7 @@ func (t *txn) flushPending(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// changedIndex notes a change to records_fts for the store's copy of it.
+// changedIndex notes a change for the store's copy of the search index.
 // After the whole index is deleted in this transaction (a reset), the copy
 // is built again from scratch, so the records added after it are not kept.
 func (t *txn) changedIndex(op indexOp) {

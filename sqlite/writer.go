@@ -173,9 +173,9 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		finish(unavailable(err))
 		return
 	}
-	tx := t.wc
+	wc := t.wc
 	if err := t.checkPrincipals(ctx, batch, errs); err != nil {
-		tx.rollback(ctx)
+		wc.rollback(ctx)
 		finish(unavailable(err))
 		return
 	}
@@ -194,7 +194,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		mark := t.indexMark()
 		if !alone {
 			if err := t.exec(ctx, "SAVEPOINT w"); err != nil {
-				tx.rollback(ctx)
+				wc.rollback(ctx)
 				s.known.forget()
 				finish(unavailable(err))
 				return
@@ -204,7 +204,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 		if errs[i] != nil {
 			s.known.forget() // it may hold what was rolled back
 			if alone {
-				tx.rollback(ctx)
+				wc.rollback(ctx)
 				finish(nil)
 				return
 			}
@@ -239,7 +239,7 @@ func (s *Store) commit(ctx context.Context, batch []*write) {
 	if changed.changes() {
 		s.search.willApply()
 	}
-	err = tx.commit(ctx)
+	err = wc.commit(ctx)
 	if changed.changes() {
 		s.search.apply(changed, err == nil)
 	}
