@@ -29,9 +29,6 @@ const (
 	// feedbackPower weighs each feedback record by its score relative to
 	// the first one's, to this power: the best match lends the most.
 	feedbackPower = 4
-	// feedbackWeight is the feedback list's weight in the fusion (the
-	// lexical list's is 1).
-	feedbackWeight = 1
 	// feedbackMaxMatches leaves out of the feedbackWords weightiest
 	// words those that more records than this hold: a common word says
 	// little, and would make the expanded query read every record

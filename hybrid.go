@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -41,19 +40,9 @@ type SearchResult struct {
 	Fallback string     `json:"fallback,omitempty"`
 }
 
-// Fusion settings, measured on the LoCoMo development conversations
-// (docs/benchmarks.md): each list contributes weight/(rrfK + rank) to a
-// record's score (weighted reciprocal rank fusion: the lexical list 1,
-// the semantic list semanticWeight, the lexical list of the feedback
-// words feedbackWeight), over the first hybridCandidates of each list.
-const (
-	rrfK             = 10
-	semanticWeight   = 0.5
-	hybridCandidates = 100
-	// queryEmbedTimeout bounds embedding the query; past it the search
-	// is lexical.
-	queryEmbedTimeout = 2 * time.Second
-)
+// queryEmbedTimeout bounds embedding the query; past it the search is
+// lexical.
+const queryEmbedTimeout = 2 * time.Second
 
 // RankingSteps switches steps of hybrid ranking off (Options.Ranking),
 // each named after what it leaves out, and sets the settings that the
@@ -67,20 +56,11 @@ type RankingSteps struct {
 	NoSession    bool // the relevance of an episode's session (neighbours.go)
 	NoDiversity  bool // the cap of one session's episodes in the first results (diversify.go)
 
-	SemanticWeight float64 // semanticWeight
+	Fusion         *Fusion // defaultFusion (fusion.go)
 	ContextShare   float64 // contextShare
 	NeighbourShare float64 // neighbourShare
 	SessionShare   float64 // sessionShare
 	SessionDecay   float64 // sessionDecay
-}
-
-// semanticWeightIn is the semantic list's weight in use: the constant,
-// or what Options.Ranking sets for a measurement.
-func (o *Options) semanticWeightIn() float64 {
-	if o.Ranking.SemanticWeight > 0 {
-		return o.Ranking.SemanticWeight
-	}
-	return semanticWeight
 }
 
 // SearchRanked is Search in any mode. Each item says which lists found
@@ -164,16 +144,17 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	}
 	var fused []Scored
 	if res.Mode == ModeSemantic {
-		fused = fuse(q.Limit, rankedList{sem, "semantic", 1})
+		fused = fuse(q.Limit, rankedList{sem, "semantic", 1, 0})
 		for i := range fused {
 			fused[i].Score = sem[i].Score // the similarity, not its rank
 		}
 	} else {
-		all := fuse(3*hybridCandidates, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", s.opts.semanticWeightIn()}, rankedList{expanded, "lexical", feedbackWeight})
+		lists := s.opts.fusionIn().lists(lex, sem, expanded)
+		all := fuse(3*hybridCandidates, lists...)
 		if len(expanded) > 0 {
 			// The best direct match stays first: feedback adds what the
 			// first matches imply, below them.
-			best := fuse(1, rankedList{lex, "lexical", 1}, rankedList{sem, "semantic", s.opts.semanticWeightIn()})
+			best := fuse(1, lists[:2]...)
 			all = first(all, best[0].ID)
 		}
 		for i, h := range all {
@@ -254,59 +235,4 @@ func labelled(hits []Scored, list string) []Scored {
 		out = append(out, h)
 	}
 	return out
-}
-
-// rankedList is one candidate list for fusion, with its name and weight.
-type rankedList struct {
-	hits   []Ranked
-	name   string
-	weight float64
-}
-
-// fuse merges ranked lists by weighted reciprocal rank fusion: a record's
-// score is the sum over the lists that found it of weight/(rrfK + its
-// rank there); ties keep the order of the first list. Lists of the same
-// name (the lexical list and the feedback words' list) are named once.
-// The items carry only their ids until readRanked reads them.
-func fuse(limit int, lists ...rankedList) []Scored {
-	type acc struct {
-		hit   Scored
-		score float64
-	}
-	byID := map[string]*acc{}
-	var order []*acc
-	for _, l := range lists {
-		for rank, h := range l.hits {
-			a := byID[h.ID]
-			if a == nil {
-				a = &acc{hit: Scored{Record: &Record{ID: h.ID}}}
-				byID[h.ID] = a
-				order = append(order, a)
-			}
-			a.score += l.weight / float64(rrfK+rank+1)
-			if !slices.Contains(a.hit.Lists, l.name) {
-				a.hit.Lists = append(a.hit.Lists, l.name)
-			}
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
-	out := make([]Scored, 0, min(limit, len(order)))
-	for _, a := range order[:min(limit, len(order))] {
-		a.hit.Score = a.score
-		out = append(out, a.hit)
-	}
-	return out
-}
-
-// first moves the item of id to the front of items, the others keeping
-// their order.
-func first(items []Scored, id string) []Scored {
-	for i, h := range items {
-		if h.ID == id {
-			copy(items[1:i+1], items[:i])
-			items[0] = h
-			break
-		}
-	}
-	return items
 }

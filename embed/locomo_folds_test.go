@@ -146,7 +146,7 @@ type setting struct {
 
 var locomoSettings = []setting{
 	{"semanticWeight", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
-		s.SemanticWeight = []float64{0.5, 0.25, 1}[i]
+		s.Fusion = &custody.Fusion{SemanticRank: []float64{0.5, 0.25, 1}[i], FeedbackRank: 1}
 	}},
 	{"feedback", []string{"on", "off"}, func(s *custody.RankingSteps, i int) {
 		s.NoFeedback = i == 1

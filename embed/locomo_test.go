@@ -29,18 +29,7 @@ import (
 // with CUSTODY_LOCOMO_EMBEDDER=builtin (or another --embedder provider)
 // for another embedder than the default one, glove.
 func TestLoCoMo(t *testing.T) {
-	dir := os.Getenv("CUSTODY_LOCOMO")
-	if dir == "" {
-		t.Skip("set CUSTODY_LOCOMO to a directory of LoCoMo conversations (*.json)")
-	}
-	convs, err := embed.LoadLoCoMo(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := embed.New(embed.Config{Provider: os.Getenv("CUSTODY_LOCOMO_EMBEDDER")}) // the default (glove) unless set
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, convs, emb := loadLoCoMo(t)
 	variants := []variant{
 		{"lexical", custody.ModeLexical, custody.RankingSteps{}},
 		{"semantic", custody.ModeSemantic, custody.RankingSteps{}},
@@ -52,10 +41,7 @@ func TestLoCoMo(t *testing.T) {
 		{"-session", custody.ModeHybrid, custody.RankingSteps{NoSession: true}},
 		{"-diversity", custody.ModeHybrid, custody.RankingSteps{NoDiversity: true}},
 	}
-	folds := make([]*locomoFold, len(convs))
-	for f, c := range convs {
-		folds[f] = newLoCoMoFold(t, c, emb)
-	}
+	folds := storeLoCoMo(t, convs, emb)
 	// tally[fold][variant]; fold len(convs) is both folds together.
 	hits := make([][]tally, len(convs)+1)
 	asked := make([]tally1, len(convs)+1)
@@ -94,6 +80,35 @@ func TestLoCoMo(t *testing.T) {
 		crossFolds(t, &b, folds, convs)
 	}
 	t.Log("\n" + b.String())
+}
+
+// loadLoCoMo reads the conversations of $CUSTODY_LOCOMO (the test is
+// skipped when it is unset) and makes the embedder measured:
+// $CUSTODY_LOCOMO_EMBEDDER, the default (glove) unless set.
+func loadLoCoMo(t *testing.T) (string, []embed.LoCoMoConv, embed.Embedder) {
+	t.Helper()
+	dir := os.Getenv("CUSTODY_LOCOMO")
+	if dir == "" {
+		t.Skip("set CUSTODY_LOCOMO to a directory of LoCoMo conversations (*.json)")
+	}
+	convs, err := embed.LoadLoCoMo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embed.New(embed.Config{Provider: os.Getenv("CUSTODY_LOCOMO_EMBEDDER")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, convs, emb
+}
+
+// storeLoCoMo stores each conversation as a fold of its own.
+func storeLoCoMo(t *testing.T, convs []embed.LoCoMoConv, emb embed.Embedder) []*locomoFold {
+	folds := make([]*locomoFold, len(convs))
+	for f, c := range convs {
+		folds[f] = newLoCoMoFold(t, c, emb)
+	}
+	return folds
 }
 
 func writeRecall(b *strings.Builder, m, name string, n int, h [4]int) {
