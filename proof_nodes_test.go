@@ -61,8 +61,9 @@ func TestProofsKeepUpperNodes(t *testing.T) {
 	}
 
 	// Leaf 300's path passes the root of leaves 0-255: level 8, index 0,
-	// kept under seq 255.
-	if _, err := e.store.DB().ExecContext(e.ctx, `DELETE FROM log_nodes WHERE tenant = 'acme' AND seq = 255 AND level = 8`); err != nil {
+	// kept in leaf 255's row (levels 0 to 8, the last 32 bytes of nine
+	// hashes), which is cut before it.
+	if _, err := e.store.DB().ExecContext(e.ctx, `UPDATE log_leaves SET nodes = substr(nodes, 1, 8 * 32) WHERE tenant = 'acme' AND idx = 255 AND length(nodes) = 9 * 32`); err != nil {
 		t.Fatal(err)
 	}
 	if err := prove(e.svc, 300); err != nil {
@@ -73,7 +74,7 @@ func TestProofsKeepUpperNodes(t *testing.T) {
 		t.Error("a new service proved leaf 300 without the node of leaves 0-255")
 	}
 	// Its sibling, leaf 301 (level 0), is read from the store each time.
-	if _, err := e.store.DB().ExecContext(e.ctx, `UPDATE log_nodes SET hash = ? WHERE tenant = 'acme' AND seq = 301 AND level = 0`, bytes.Repeat([]byte{7}, 32)); err != nil {
+	if _, err := e.store.DB().ExecContext(e.ctx, `UPDATE log_leaves SET nodes = CAST(? || substr(nodes, 33) AS BLOB) WHERE tenant = 'acme' AND idx = 301`, bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)
 	}
 	if err := prove(e.svc, 300); err == nil {
@@ -87,11 +88,12 @@ func TestProofsKeepUpperNodes(t *testing.T) {
 // A service keeps the largest size of a log it has read (proof_nodes.go):
 // a proof of a tree no larger reads no size. The store's size is made to
 // fall behind what the service saw (its newest leaf row deleted, which the
-// log never does): the service still proves leaf 0 in the tree it saw, a
-// new service over the same store refuses it as out of range. With the
-// row put back, a tree past
-// every size seen is read for, and refused while the log is smaller; once
-// the log has grown, the larger tree is proved.
+// log never does): the service still asks for the tree it saw, and finds
+// the deleted row's node missing (the row held the nodes its append
+// completed), where a new service over the same store refuses the tree as
+// out of range. With the row put back, a tree past every size seen is
+// read for, and refused while the log is smaller; once the log has grown,
+// the larger tree is proved.
 func TestProofsKeepTheLogSize(t *testing.T) {
 	e, alice, size := notedLog(t, 40)
 	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
@@ -103,25 +105,28 @@ func TestProofsKeepTheLogSize(t *testing.T) {
 	if _, err := e.svc.InclusionProof(e.ctx, "acme", size-1, size-1); !errors.Is(err, custody.ErrInvalid) {
 		t.Fatalf("inclusion of %d in a tree of %d: err = %v, want ErrInvalid", size-1, size-1, err)
 	}
-	var last []byte
-	if err := e.store.DB().QueryRowContext(e.ctx, `DELETE FROM log_leaves WHERE tenant = 'acme' AND idx = ? RETURNING data`, size-1).Scan(&last); err != nil {
+	var last, lastNodes []byte
+	if err := e.store.DB().QueryRowContext(e.ctx, `DELETE FROM log_leaves WHERE tenant = 'acme' AND idx = ? RETURNING data, nodes`, size-1).Scan(&last, &lastNodes); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := e.store.LogSize(e.ctx, "acme"); err != nil || got != size-1 {
 		t.Fatalf("log size after the delete: %d, %v; want %d", got, err, size-1)
 	}
-	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
-		t.Errorf("the service that saw %d leaves: inclusion of 0 in %d: %v", size, size, err)
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); !errors.Is(err, tlog.ErrMissingNode) {
+		t.Errorf("the service that saw %d leaves: inclusion of 0 in %d: err = %v, want the deleted row's node missing", size, size, err)
 	}
-	if _, err := e.svc.ConsistencyProof(e.ctx, "acme", 1, size); err != nil {
-		t.Errorf("the service that saw %d leaves: consistency of 1 and %d: %v", size, size, err)
+	if _, err := e.svc.ConsistencyProof(e.ctx, "acme", 1, size); !errors.Is(err, tlog.ErrMissingNode) {
+		t.Errorf("the service that saw %d leaves: consistency of 1 and %d: err = %v, want the deleted row's node missing", size, size, err)
 	}
 	fresh := reopen(t, e, e.store.Path())
 	if _, err := fresh.svc.InclusionProof(e.ctx, "acme", 0, size); !errors.Is(err, custody.ErrInvalid) {
 		t.Errorf("a new service: inclusion of 0 in %d: err = %v, want ErrInvalid", size, err)
 	}
-	if _, err := e.store.DB().ExecContext(e.ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES ('acme', ?, ?)`, size-1, last); err != nil {
+	if _, err := e.store.DB().ExecContext(e.ctx, `INSERT INTO log_leaves (tenant, idx, data, nodes) VALUES ('acme', ?, ?, ?)`, size-1, last, lastNodes); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := e.svc.InclusionProof(e.ctx, "acme", 0, size); err != nil {
+		t.Errorf("inclusion of 0 in %d with the row put back: %v", size, err)
 	}
 	for i := range 3 {
 		e.remember(alice, custody.Candidate{Namespace: "n", Class: custody.ClassFact, Body: fmt.Sprintf("later note %d", i), Channel: "user"})

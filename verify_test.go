@@ -65,7 +65,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"search row deleted", `DELETE FROM records_fts WHERE rowid = (SELECT rid FROM records WHERE body = 'ACCT-1042')`, "no row in the search index"},
 		{"deleted leaf", `DELETE FROM log_leaves WHERE idx = 3`, "leaf"},
 		{"reordered leaves", `UPDATE log_leaves SET idx = CASE idx WHEN 4 THEN 5 WHEN 5 THEN 4 END WHERE idx IN (4, 5)`, ""},
-		{"tree node", `UPDATE log_nodes SET hash = zeroblob(32) WHERE level = 1 AND seq = 1`, "tree node"},
+		{"tree node", `UPDATE log_leaves SET nodes = CAST(substr(nodes, 1, 32) || zeroblob(32) || substr(nodes, 65) AS BLOB) WHERE idx = 1 AND length(nodes) = 64`, "tree node"},
 		{"public key", `UPDATE principals SET public_key = zeroblob(32) WHERE name = 'alice'`, "public key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

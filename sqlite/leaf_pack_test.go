@@ -94,6 +94,7 @@ func TestLeavesPacked(t *testing.T) {
 	// Schema 25 stored leaves as signed, policy versions as text, and
 	// receipts with their reason and their overwrite, sensitive and roles
 	// inputs, naming every field left out.
+	rewind(t, path, toSchema29Nodes...)
 	rewind(t, path, `CREATE TABLE log_leaves_25 (tenant TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (tenant, idx))`,
 		`INSERT INTO log_leaves_25 SELECT tenant, idx, custody_leaf(data) FROM log_leaves`, `DROP TABLE log_leaves`,
 		`ALTER TABLE log_leaves_25 RENAME TO log_leaves`,

@@ -17,9 +17,6 @@ type queryer interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-// nodeSeq is the leaf whose append completed node id: log_nodes' key.
-func nodeSeq(id compact.NodeID) uint64 { return (id.Index+1)<<id.Level - 1 }
-
 // readNodes fetches node hashes of tenant's tree in one query.
 func readNodes(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
 	if len(ids) == 0 {
@@ -31,18 +28,25 @@ func readNodes(ctx context.Context, q queryer, tenant string, ids []compact.Node
 	return readNodeRows(ctx, q, tenant, ids)
 }
 
-// readNodeRows is readNodes with one row per node.
+// readNodeRows is readNodes with one row per leaf whose row holds a
+// node of ids.
 func readNodeRows(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
 	var b strings.Builder
-	args := make([]any, 0, 2*len(ids)+1)
+	args := make([]any, 0, len(ids)+1)
 	args = append(args, tenant)
-	b.WriteString(`SELECT seq, level, hash FROM log_nodes WHERE tenant = ? AND (seq, level) IN (VALUES `)
-	for i, id := range ids {
-		if i > 0 {
+	b.WriteString(`SELECT idx, nodes FROM log_leaves WHERE tenant = ? AND idx IN (VALUES `)
+	seen := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		seq := nodeSeq(id)
+		if seen[seq] {
+			continue
+		}
+		if len(seen) > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("(?,?)")
-		args = append(args, nodeSeq(id), id.Level)
+		seen[seq] = true
+		b.WriteString("(?)")
+		args = append(args, seq)
 	}
 	b.WriteString(")")
 	rows, err := q.QueryContext(ctx, b.String(), args...)
@@ -50,18 +54,23 @@ func readNodeRows(ctx context.Context, q queryer, tenant string, ids []compact.N
 		return nil, err
 	}
 	defer rows.Close()
-	got := make(map[compact.NodeID][]byte, len(ids))
+	bySeq := make(map[uint64][]byte, len(seen))
 	for rows.Next() {
 		var seq uint64
-		var level uint
-		var h []byte
-		if err := rows.Scan(&seq, &level, &h); err != nil {
+		var nodes []byte
+		if err := rows.Scan(&seq, &nodes); err != nil {
 			return nil, err
 		}
-		got[compact.NewNodeID(level, (seq+1)>>level-1)] = h
+		bySeq[seq] = nodes
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	got := make(map[compact.NodeID][]byte, len(ids))
+	for _, id := range ids {
+		if h := nodeIn(bySeq[nodeSeq(id)], id); h != nil {
+			got[id] = h
+		}
 	}
 	return tlog.InOrder(ids, got)
 }
@@ -77,8 +86,8 @@ func logSize(ctx context.Context, q queryer, tenant string) (uint64, error) {
 	return uint64(n.Int64) + 1, nil
 }
 
-// AppendLeaf appends a leaf to tenant's log and the tree nodes it
-// completes. The log's border is the writer's copy when it has one (and
+// AppendLeaf appends a leaf to tenant's log, with the tree nodes it
+// completes in its row (log_nodes.go). The log's border is the writer's copy when it has one (and
 // then nothing is read), else read from the transaction; either way it is
 // the writer's copy after, one leaf further (known.go says when it holds).
 func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
@@ -122,25 +131,15 @@ func (t *txn) appendLeaf(ctx context.Context, tenant string, leaf, stored []byte
 	if err != nil {
 		return fail(err)
 	}
+	packed, err := packNodes(size, nodes) // log_nodes.go
+	if err != nil {
+		return fail(err)
+	}
 	if t.holding() { // log_hold.go
 		h := &t.known.held
-		h.leaves = append(h.leaves, tenant, size, stored)
-		for _, n := range nodes {
-			h.nodes = append(h.nodes, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
-		}
-	} else {
-		if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data) VALUES (?,?,?)`, tenant, size, stored); err != nil {
-			return fail(err)
-		}
-		// One statement for all the nodes (two on average, up to one per
-		// level): each statement run is a good part of an append's cost.
-		args := make([]any, 0, 4*len(nodes))
-		for _, n := range nodes {
-			args = append(args, tenant, nodeSeq(n.ID), n.ID.Level, n.Hash)
-		}
-		if err := t.exec(ctx, insertNodes(len(nodes)), args...); err != nil {
-			return fail(err)
-		}
+		h.leaves = append(h.leaves, tenant, size, stored, packed)
+	} else if err := t.exec(ctx, `INSERT INTO log_leaves (tenant, idx, data, nodes) VALUES (?,?,?,?)`, tenant, size, stored, packed); err != nil {
+		return fail(err)
 	}
 	if t.known != nil {
 		if t.known.tips == nil {
@@ -150,17 +149,6 @@ func (t *txn) appendLeaf(ctx context.Context, tenant string, leaf, stored []byte
 	}
 	return size, nil
 }
-
-// insertNodesQueries are the statements that insert n log nodes, by n.
-var insertNodesQueries = func() []string {
-	qs := make([]string, 65) // a tree of 2^64 leaves has 64 levels above its leaves
-	for n := 1; n < len(qs); n++ {
-		qs[n] = `INSERT INTO log_nodes (tenant, seq, level, hash) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", n), ",")
-	}
-	return qs
-}()
-
-func insertNodes(n int) string { return insertNodesQueries[n] }
 
 // tip is the writer's copy of tenant's log border, or nil.
 func (t *txn) tip(tenant string) *tlog.Border {

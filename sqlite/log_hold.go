@@ -10,7 +10,7 @@ import (
 // Held log rows.
 //
 // A batch of a thousand writes appends a thousand leaves, each with its
-// own two statements (the leaf, its nodes), and running a statement is
+// own statement (the leaf and its nodes), and running a statement is
 // most of what an append costs the writer. While a write holds its log
 // rows (HoldLog, which the service asks for around each write it runs),
 // AppendLeaf keeps the rows it would insert, and FlushLog inserts them at
@@ -22,11 +22,11 @@ import (
 // writer forgetting what it knows.
 
 // heldRows is what a write holds back: the arguments of each leaf's
-// insert (3 a leaf) and each node's (4 a node), in the order appended.
+// insert (4 a leaf: its tenant, index, packed data and nodes), in the
+// order appended.
 type heldRows struct {
 	on     bool
 	leaves []any
-	nodes  []any
 }
 
 // heldPerStatement is how many rows one insert of held rows takes at most.
@@ -36,7 +36,7 @@ const heldPerStatement = 64
 var insertLeavesQueries = func() []string {
 	qs := make([]string, heldPerStatement+1)
 	for n := 1; n < len(qs); n++ {
-		qs[n] = `INSERT INTO log_leaves (tenant, idx, data) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?),", n), ",")
+		qs[n] = `INSERT INTO log_leaves (tenant, idx, data, nodes) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", n), ",")
 	}
 	return qs
 }()
@@ -77,20 +77,13 @@ func (t *txn) insertHeld(ctx context.Context) error {
 	}
 	h := &t.known.held
 	for len(h.leaves) > 0 {
-		n := min(len(h.leaves)/3, heldPerStatement)
-		if err := t.exec(ctx, insertLeavesQueries[n], h.leaves[:3*n]...); err != nil {
+		n := min(len(h.leaves)/4, heldPerStatement)
+		if err := t.exec(ctx, insertLeavesQueries[n], h.leaves[:4*n]...); err != nil {
 			return err
 		}
-		h.leaves = h.leaves[3*n:]
+		h.leaves = h.leaves[4*n:]
 	}
-	for len(h.nodes) > 0 {
-		n := min(len(h.nodes)/4, heldPerStatement)
-		if err := t.exec(ctx, insertNodes(n), h.nodes[:4*n]...); err != nil {
-			return err
-		}
-		h.nodes = h.nodes[4*n:]
-	}
-	h.leaves, h.nodes = nil, nil
+	h.leaves = nil
 	return nil
 }
 

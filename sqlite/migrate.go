@@ -96,7 +96,11 @@ import (
 // (schema.sql), and the triggers seek the key's versions there. An older
 // custody refuses a version 29 database: it would build records_head
 // again beside it, and keep both up to date.
-const schemaVersion = 29
+// Version 30 keeps the log's tree nodes in their leaves' rows
+// (log_leaves.nodes, log_nodes.go) and drops log_nodes, whose nodes move
+// there. An older custody refuses a version 30 one: its appends would
+// write the nodes where no proof reads them.
+const schemaVersion = 30
 
 // migrate brings the database at w to schemaVersion in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
@@ -175,7 +179,7 @@ DROP TABLE tri_pending`); err != nil {
 			return fmt.Errorf("migrating to schema 5: %w", err)
 		}
 	}
-	if hasNodeIdx == 1 { // schema.sql creates the new log_nodes
+	if hasNodeIdx == 1 { // legacyNodesTable creates the new log_nodes
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE log_nodes RENAME TO log_nodes_5`); err != nil {
 			return fmt.Errorf("migrating to schema 6: %w", err)
 		}
@@ -198,6 +202,11 @@ DROP TABLE tri_pending`); err != nil {
 	if sharedLog == 1 {
 		if err := tenantLogsBefore(ctx, tx, hasNodeIdx == 1); err != nil {
 			return fmt.Errorf("migrating to schema 13: %w", err)
+		}
+	}
+	if hasRecords == 1 && v < 30 { // the older steps below write log_nodes; foldNodes moves it
+		if _, err := tx.ExecContext(ctx, legacyNodesTable); err != nil {
+			return fmt.Errorf("migrating to schema 30: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
@@ -256,6 +265,11 @@ DROP TABLE log_nodes_5`); err != nil {
 	if v < 26 {
 		if err := packLeaves(ctx, tx); err != nil {
 			return fmt.Errorf("migrating to schema 26: %w", err)
+		}
+	}
+	if v < 30 {
+		if err := foldNodes(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema 30: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {

@@ -77,6 +77,20 @@ func derive(t *testing.T, svc *custody.Service, c *custody.Caller, body string, 
 
 // rewind runs stmts on the closed database at path, as a file at rest, to
 // take it back to an older schema.
+// nodesOfLeaves reads the tree nodes kept in the leaves' rows (schema 30)
+// as rows of (tenant, seq, level, hash), as log_nodes held them before.
+const nodesOfLeaves = `WITH RECURSIVE lv(level) AS (SELECT 0 UNION ALL SELECT level + 1 FROM lv WHERE level < 63)
+ SELECT l.tenant AS tenant, l.idx AS seq, lv.level AS level, substr(l.nodes, lv.level * 32 + 1, 32) AS hash
+ FROM log_leaves l JOIN lv ON length(l.nodes) >= (lv.level + 1) * 32`
+
+// toSchema29Nodes rewinds the tree nodes to the layout of schemas 6 to
+// 29: a table of their own, log_nodes.
+var toSchema29Nodes = []string{
+	`CREATE TABLE log_nodes (tenant TEXT NOT NULL, seq INTEGER NOT NULL, level INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (tenant, seq, level)) WITHOUT ROWID`,
+	`INSERT INTO log_nodes (tenant, seq, level, hash) ` + nodesOfLeaves,
+	`ALTER TABLE log_leaves DROP COLUMN nodes`,
+}
+
 func rewind(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	raw, err := sql.Open("sqlite", path)
@@ -390,25 +404,7 @@ func TestMigrateFromSchema5(t *testing.T) {
 	for i := range 11 { // eleven writes and the principal's entry: nodes up to level 3
 		derive(t, svc, alice, fmt.Sprintf("note %d", i))
 	}
-	nodes := func(db *sql.DB, q string) []string {
-		rows, err := db.QueryContext(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var level, idx int
-			var h []byte
-			if err := rows.Scan(&level, &idx, &h); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%d/%d=%x", level, idx, h))
-		}
-		slices.Sort(out)
-		return out
-	}
-	before := nodes(st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes`)
+	before := storedNodes(t, st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM (`+nodesOfLeaves+`)`)
 	st.Close()
 	rewind(t, path, toSharedLog...)
 	rewind(t, path, `ALTER TABLE log_nodes RENAME TO log_nodes_6`,
@@ -416,7 +412,7 @@ func TestMigrateFromSchema5(t *testing.T) {
 		`INSERT INTO log_nodes SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes_6`, `DROP TABLE log_nodes_6`, `PRAGMA user_version = 5`)
 
 	st = reopen(t, path, 5)
-	if after := nodes(st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM log_nodes`); len(before) < 20 || !slices.Equal(after, before) {
+	if after := storedNodes(t, st.DB(), `SELECT level, ((seq + 1) >> level) - 1, hash FROM (`+nodesOfLeaves+`)`); len(before) < 20 || !slices.Equal(after, before) {
 		t.Fatalf("tree nodes after migration:\n%v\nwant the %d before it:\n%v", after, len(before), before)
 	}
 	svc = serviceOver(t, st, key)

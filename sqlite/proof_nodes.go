@@ -31,8 +31,10 @@ func readNodesJoined(ctx context.Context, q queryer, tenant string, ids []compac
 		if i > 0 {
 			b.WriteString(" || ")
 		}
-		b.WriteString(`(SELECT CASE WHEN length(hash) = 32 THEN hash END FROM log_nodes WHERE tenant = ?1 AND seq = ? AND level = ?)`)
-		args = append(args, nodeSeq(id), id.Level)
+		// The node's 32 bytes of its leaf's row (log_nodes.go).
+		b.WriteString(`(SELECT CASE WHEN length(nodes) >= ? THEN substr(nodes, ?, 32) END FROM log_leaves WHERE tenant = ?1 AND idx = ?)`)
+		at := int64(min(id.Level, 64)) * tlog.HashSize
+		args = append(args, at+tlog.HashSize, at+1, nodeSeq(id))
 	}
 	b.WriteString(` AS BLOB)`)
 	var joined []byte

@@ -94,13 +94,14 @@ func TestProofNodesJoined(t *testing.T) {
 	if pn.IDs[0].Level != 0 || pn.IDs[0].Index != 4 {
 		t.Fatalf("proof of leaf 5 starts at %+v", pn.IDs[0])
 	}
-	short := bytes.Repeat([]byte{7}, 31)
-	if _, err := s.DB().ExecContext(ctx, `UPDATE log_nodes SET hash = ? WHERE tenant = 'acme' AND seq = 4 AND level = 0`, short); err != nil {
+	// Leaf 4's append completed level 0 alone: its row's nodes are its hash.
+	changed := bytes.Repeat([]byte{7}, 32)
+	if _, err := s.DB().ExecContext(ctx, `UPDATE log_leaves SET nodes = ? WHERE tenant = 'acme' AND idx = 4`, changed); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Nodes(ctx, "acme", pn.IDs)
-	if err != nil || !bytes.Equal(got[0], short) {
-		t.Fatalf("nodes with a short hash stored = %x, %v; want it as stored", got, err)
+	if err != nil || !bytes.Equal(got[0], changed) {
+		t.Fatalf("nodes with a changed hash stored = %x, %v; want it as stored", got, err)
 	}
 	p, err := tlog.InclusionProof(ctx, log, 5, size)
 	if err == nil {
@@ -109,11 +110,15 @@ func TestProofNodesJoined(t *testing.T) {
 	if err == nil {
 		t.Error("a proof over a changed node verifies")
 	}
-	if _, err := s.DB().ExecContext(ctx, `DELETE FROM log_nodes WHERE tenant = 'acme' AND seq = 4 AND level = 0`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Nodes(ctx, "acme", pn.IDs); !errors.Is(err, tlog.ErrMissingNode) || !bytes.Contains([]byte(err.Error()), []byte("(level 0, index 4)")) {
-		t.Errorf("nodes with one missing = %v, want %v naming (level 0, index 4)", err, tlog.ErrMissingNode)
+	// A row too short for the level asked is a missing node, whether it
+	// holds nothing or 31 bytes.
+	for _, nodes := range [][]byte{{}, bytes.Repeat([]byte{7}, 31)} {
+		if _, err := s.DB().ExecContext(ctx, `UPDATE log_leaves SET nodes = ? WHERE tenant = 'acme' AND idx = 4`, nodes); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Nodes(ctx, "acme", pn.IDs); !errors.Is(err, tlog.ErrMissingNode) || !bytes.Contains([]byte(err.Error()), []byte("(level 0, index 4)")) {
+			t.Errorf("nodes with %d bytes in the row = %v, want %v naming (level 0, index 4)", len(nodes), err, tlog.ErrMissingNode)
+		}
 	}
 	// The other leaves' proofs need no such node and still verify.
 	p, err = tlog.InclusionProof(ctx, log, 200, size)

@@ -264,24 +264,16 @@ CREATE INDEX IF NOT EXISTS grants_digest ON grants (tenant, subject, digest, use
 -- tenant's leaves are indexed from 0 in its own log. data is the leaf
 -- packed (schema 26, leaf_pack.go: custody_leaf(data) is the leaf), in a
 -- table without rowid, so that the key is not kept twice (the table by
--- rowid, and an index of (tenant, idx) to it).
+-- rowid, and an index of (tenant, idx) to it). nodes (schema 30,
+-- log_nodes.go) holds the hashes of the tree nodes the leaf's append
+-- completed, level 0 (the leaf's hash) first, 32 bytes each: node
+-- (level, i) is in the row of leaf ((i + 1) << level) - 1.
 CREATE TABLE IF NOT EXISTS log_leaves (
   tenant TEXT NOT NULL,
   idx    INTEGER NOT NULL,
   data   BLOB NOT NULL,
+  nodes  BLOB NOT NULL DEFAULT x'',
   PRIMARY KEY (tenant, idx)
-) WITHOUT ROWID;
--- A tree node (level, idx) of a tenant's tree is kept under the leaf
--- whose append completed it, seq = ((idx + 1) << level) - 1, so the nodes
--- of one append sit side by side: about one page per write, where a key
--- of (level, idx) put each level's new node on a page of its own (2.8
--- pages per write; schema 5 and before).
-CREATE TABLE IF NOT EXISTS log_nodes (
-  tenant TEXT NOT NULL,
-  seq    INTEGER NOT NULL,
-  level  INTEGER NOT NULL,
-  hash   BLOB NOT NULL,
-  PRIMARY KEY (tenant, seq, level)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checkpoints (
   tenant     TEXT NOT NULL,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 // layout of schema 12 and before, one log shared by all tenants (its
 // indexes are then the tenant's own): what a store written before one log
 // per tenant holds.
-var toSharedLog = []string{
+var toSharedLog = append(slices.Clone(toSchema29Nodes),
 	`ALTER TABLE log_leaves RENAME TO log_leaves_13`,
 	`CREATE TABLE log_leaves (idx INTEGER PRIMARY KEY, tenant TEXT NOT NULL, data BLOB NOT NULL)`,
 	`INSERT INTO log_leaves SELECT idx, tenant, data FROM log_leaves_13`,
@@ -33,7 +34,7 @@ var toSharedLog = []string{
 	`DROP TABLE checkpoints_13`,
 	`DROP TABLE log_legacy`,
 	`DROP TABLE log_legacy_checkpoints`,
-}
+)
 
 // A store of schema 12, whose tenants shared one log, is migrated to one
 // log per tenant: each tenant's leaves, in order, become its log, every
@@ -146,7 +147,7 @@ func toSchema12(t *testing.T, st *sqlite.Store, s *storetest.SharedLog, checkpoi
 	for _, p := range ps {
 		exec(t, db, `UPDATE principals SET log_index = ? WHERE tenant = ? AND name = ?`, s.Index(p.tenant, p.i), p.tenant, p.name)
 	}
-	for _, q := range []string{`DROP TABLE log_leaves`, `DROP TABLE log_nodes`, `DROP TABLE checkpoints`, `DROP TABLE log_legacy`, `DROP TABLE log_legacy_checkpoints`,
+	for _, q := range []string{`DROP TABLE log_leaves`, `DROP TABLE IF EXISTS log_nodes`, `DROP TABLE checkpoints`, `DROP TABLE log_legacy`, `DROP TABLE log_legacy_checkpoints`,
 		`CREATE TABLE log_leaves (idx INTEGER PRIMARY KEY, tenant TEXT NOT NULL, data BLOB NOT NULL)`,
 		`CREATE TABLE log_nodes (seq INTEGER NOT NULL, level INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (seq, level)) WITHOUT ROWID`,
 		`CREATE TABLE checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL)`} {

@@ -18,7 +18,7 @@ func testTenantLogTampering(t *testing.T, b Backend) {
 		name, edit, want string
 	}{
 		{"leaf rewritten", `UPDATE log_leaves SET data = (SELECT data FROM log_leaves WHERE tenant = 'beta' AND idx = 0) WHERE tenant = 'beta' AND idx = 2`, "differs from the one recomputed"},
-		{"node changed", `UPDATE log_nodes SET hash = ` + b.blob(bytes.Repeat([]byte{7}, 32)) + ` WHERE tenant = 'beta' AND level = 1`, "tree node"},
+		{"node changed", b.changeLevel1Nodes(bytes.Repeat([]byte{7}, 32)), "tree node"},
 		{"newest leaf deleted", `DELETE FROM log_leaves WHERE tenant = 'beta' AND idx = 4`, "checkpoint"},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
@@ -74,4 +74,14 @@ func testTenantLogTampering(t *testing.T, b Backend) {
 			}
 		})
 	}
+}
+
+// changeLevel1Nodes is the statement that sets every level-1 tree node of
+// beta's log to hash: rows of log_nodes on PostgreSQL, the second hash of
+// the nodes a leaf's row holds on SQLite (its leaves at odd indexes).
+func (b Backend) changeLevel1Nodes(hash []byte) string {
+	if b.Postgres {
+		return `UPDATE log_nodes SET hash = ` + b.blob(hash) + ` WHERE tenant = 'beta' AND level = 1`
+	}
+	return `UPDATE log_leaves SET nodes = CAST(substr(nodes, 1, 32) || ` + b.blob(hash) + ` || substr(nodes, 65) AS BLOB) WHERE tenant = 'beta' AND length(nodes) >= 64`
 }
