@@ -63,42 +63,8 @@ func appendDecision(b []byte, d *custody.Decision) ([]byte, bool) {
 	b = append(b, `,"reason":`...)
 	b = jsontext.AppendString(b, d.Reason)
 	b = append(b, `,"receipt":`...)
-	b, ok := appendReceipt(b, d.Receipt)
+	b, ok := d.Receipt.AppendJSON(b)
 	b = append(b, `,"log_index":`...)
 	b = strconv.AppendUint(b, d.LogIndex, 10)
 	return append(b, '}'), ok
-}
-
-// appendReceipt appends r as encoding/json marshals it (false: it fails).
-func appendReceipt(b []byte, r *custody.Receipt) ([]byte, bool) {
-	if r == nil {
-		return append(b, "null"...), true
-	}
-	b = append(b, `{"decision":`...)
-	b = jsontext.AppendString(b, string(r.Decision))
-	b = append(b, `,"policy_version":`...)
-	b = jsontext.AppendString(b, r.PolicyVersion)
-	b = append(b, `,"rules":`...)
-	b = jsontext.AppendStrings(b, r.Rules)
-	b = append(b, `,"reason":`...)
-	b = jsontext.AppendString(b, r.Reason)
-	if len(r.Inputs) > 0 {
-		b = append(b, `,"inputs":`...)
-		b = jsontext.AppendStringMap(b, r.Inputs)
-	}
-	if r.Error != "" {
-		b = append(b, `,"error":`...)
-		b = jsontext.AppendString(b, r.Error)
-	}
-	b = append(b, `,"actor":`...)
-	b = jsontext.AppendString(b, r.Actor)
-	b = append(b, `,"time":`...)
-	t, err := r.Time.MarshalJSON()
-	if err != nil {
-		return b, false
-	}
-	b = append(b, t...)
-	b = append(b, `,"log_index":`...)
-	b = strconv.AppendUint(b, r.LogIndex, 10)
-	return append(b, '}'), true
 }

@@ -123,6 +123,15 @@ func jsonText(v any) string {
 	return string(b)
 }
 
+// receiptText is a receipt column: r as encoding/json marshals it,
+// written without reflection (custody.Receipt.AppendJSON).
+func receiptText(r *custody.Receipt) string {
+	if b, ok := r.AppendJSON(make([]byte, 0, 256)); ok {
+		return string(b)
+	}
+	return jsonText(r)
+}
+
 // args numbers query parameters as they are added.
 type args []any
 

@@ -187,7 +187,7 @@ func (t *txn) InsertRecord(ctx context.Context, r *custody.Record) error {
  VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23::text::tsvector,$24,$25,$26)`,
 		r.ID, r.Tenant, r.Owner, r.Namespace, r.Key, string(r.Class), r.Body, r.Channel, r.Writer, r.SourceRef,
 		int16(r.Authority), r.Audience, string(r.State), created, expires, r.Version, int64(r.LogIndex),
-		r.PolicyVersion, r.Session, jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r),
+		r.PolicyVersion, r.Session, jsonText(nonNilEdges(r.Parents)), r.Erased, receiptText(r.Receipt), documentText(r), normText(r),
 		saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func (t *txn) UpdateRecord(ctx context.Context, r *custody.Record) error {
  policy_version = $6, parents = $7, erased = $8, receipt = $9, search = $10::text::tsvector, norm = $11, salt = $14, metadata = $15
  WHERE id = $12 AND tenant = $13`,
 		r.Body, int16(r.Authority), r.Audience, string(r.State), int64(r.LogIndex), r.PolicyVersion,
-		jsonText(nonNilEdges(r.Parents)), r.Erased, jsonText(r.Receipt), documentText(r), normText(r), r.ID, r.Tenant, saltArg(r.Salt), r.Metadata.JSON())
+		jsonText(nonNilEdges(r.Parents)), r.Erased, receiptText(r.Receipt), documentText(r), normText(r), r.ID, r.Tenant, saltArg(r.Salt), r.Metadata.JSON())
 	if err != nil {
 		return classify(err)
 	}
@@ -294,7 +294,7 @@ func (t *txn) SetStates(ctx context.Context, tenant string, recs []custody.IDSta
 		ids[i] = r.ID
 	}
 	return t.exec(ctx, `UPDATE records SET state = $1, log_index = $2, receipt = $3 WHERE tenant = $4 AND id = ANY($5::text[])`,
-		string(state), int64(logIndex), jsonText(rc), tenant, ids)
+		string(state), int64(logIndex), receiptText(rc), tenant, ids)
 }
 
 func (t *txn) InState(ctx context.Context, tenant string, states []custody.State, after string, limit int) ([]*custody.Record, error) {
