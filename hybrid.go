@@ -56,11 +56,12 @@ type RankingSteps struct {
 	NoSession    bool // the relevance of an episode's session (neighbours.go)
 	NoDiversity  bool // the cap of one session's episodes in the first results (diversify.go)
 
-	Fusion         *Fusion // defaultFusion (fusion.go)
-	ContextShare   float64 // contextShare
-	NeighbourShare float64 // neighbourShare
-	SessionShare   float64 // sessionShare
-	SessionDecay   float64 // sessionDecay
+	Fusion           *Fusion // defaultFusion (fusion.go)
+	StaticCandidates int     // staticCandidates (semantic_list.go)
+	ContextShare     float64 // contextShare
+	NeighbourShare   float64 // neighbourShare
+	SessionShare     float64 // sessionShare
+	SessionDecay     float64 // sessionDecay
 }
 
 // SearchRanked is Search in any mode. Each item says which lists found

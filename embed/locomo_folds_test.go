@@ -148,6 +148,9 @@ var locomoSettings = []setting{
 	{"semanticWeight", []string{"0.5", "0.25", "1"}, func(s *custody.RankingSteps, i int) {
 		s.Fusion = &custody.Fusion{SemanticRank: []float64{0.5, 0.25, 1}[i], FeedbackRank: 1}
 	}},
+	{"staticCandidates", []string{"400", "300", "200"}, func(s *custody.RankingSteps, i int) {
+		s.StaticCandidates = []int{400, 300, 200}[i]
+	}},
 	{"feedback", []string{"on", "off"}, func(s *custody.RankingSteps, i int) {
 		s.NoFeedback = i == 1
 	}},
