@@ -87,9 +87,10 @@ func logSize(ctx context.Context, q queryer, tenant string) (uint64, error) {
 }
 
 // AppendLeaf appends a leaf to tenant's log, with the tree nodes it
-// completes in its row (log_nodes.go). The log's border is the writer's copy when it has one (and
-// then nothing is read), else read from the transaction; either way it is
-// the writer's copy after, one leaf further (known.go says when it holds).
+// completes in its row (log_nodes.go). The log's border is the writer's
+// copy when it has one (and then nothing is read), else read from the
+// transaction; either way it is the writer's copy after, one leaf further
+// (known.go says when it holds).
 func (t *txn) AppendLeaf(ctx context.Context, tenant string, leaf []byte) (uint64, error) {
 	return t.appendLeaf(ctx, tenant, leaf, storedLeaf(leaf))
 }
