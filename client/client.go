@@ -40,12 +40,27 @@ type Client struct {
 	token string
 	// HTTPClient sends the requests; New sets one with DefaultTimeout.
 	HTTPClient *http.Client
+	// RateLimitRetries is how many times a request answered 429 is sent
+	// again, each after the Retry-After the server gave (at most
+	// maxRetryWait). custody answers 429 when the principal is over its
+	// rate, before it does anything with the request, so sending it again
+	// is safe. New sets DefaultRateLimitRetries; 0 returns the 429's
+	// *Error at once.
+	RateLimitRetries int
 }
+
+// DefaultRateLimitRetries is how many times New's client sends again a
+// request answered 429.
+const DefaultRateLimitRetries = 2
+
+// maxRetryWait is the longest a rate-limited request waits before it is
+// sent again.
+const maxRetryWait = 30 * time.Second
 
 // New returns a client of the server at baseURL (such as
 // "http://127.0.0.1:8765") authenticating with token.
 func New(baseURL, token string) *Client {
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, HTTPClient: &http.Client{Timeout: DefaultTimeout}}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, HTTPClient: &http.Client{Timeout: DefaultTimeout}, RateLimitRetries: DefaultRateLimitRetries}
 }
 
 // Error is an error answer of the server.
@@ -95,38 +110,35 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var body io.Reader
+	var payload []byte
 	ctype := ""
 	switch v := in.(type) {
 	case nil:
 	case []byte:
-		body, ctype = bytes.NewReader(v), "text/plain; charset=utf-8"
+		payload, ctype = v, "text/plain; charset=utf-8"
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("custody client: encoding the request: %w", err)
 		}
-		body, ctype = bytes.NewReader(b), "application/json"
+		payload, ctype = b, "application/json"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return fmt.Errorf("custody client: %w", err)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := c.HTTPClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("custody client: %s %s: %w", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
-	if err != nil {
-		return fmt.Errorf("custody client: reading the answer of %s %s: %w", method, path, err)
+	var res *http.Response
+	var b []byte
+	for attempt := 0; ; attempt++ {
+		var err error
+		if res, b, err = c.send(ctx, method, u, ctype, in != nil, payload); err != nil {
+			return fmt.Errorf("custody client: %s %s: %w", method, path, err)
+		}
+		if res.StatusCode != http.StatusTooManyRequests || attempt >= c.RateLimitRetries {
+			break
+		}
+		wait := retryWait(res.Header.Get("Retry-After"))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("custody client: %s %s: waiting out the rate limit: %w", method, path, ctx.Err())
+		case <-time.After(wait):
+		}
 	}
 	if res.StatusCode/100 != 2 {
 		return answerError(res, b)
@@ -142,6 +154,45 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		return fmt.Errorf("custody client: decoding the answer of %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// send sends one request and reads its answer.
+func (c *Client) send(ctx context.Context, method, u, ctype string, hasBody bool, payload []byte) (*http.Response, []byte, error) {
+	var body io.Reader
+	if hasBody {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	res, err := c.HTTPClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return res, b, nil
+}
+
+// retryWait is how long to wait before sending again a request answered
+// 429 with this Retry-After (seconds; 1 s when absent or unreadable).
+func retryWait(retryAfter string) time.Duration {
+	s, err := strconv.Atoi(strings.TrimSpace(retryAfter))
+	if err != nil || s < 0 {
+		return time.Second
+	}
+	return min(time.Duration(s)*time.Second, maxRetryWait)
 }
 
 func answerError(res *http.Response, b []byte) error {

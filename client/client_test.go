@@ -20,6 +20,13 @@ import (
 // make principals.
 func server(t *testing.T) (string, func(name string, roles []string, channels ...string) string) {
 	t.Helper()
+	return serverWith(t, httpapi.Options{})
+}
+
+// serverWith is server with the HTTP server's options (its Logger is
+// set to discard).
+func serverWith(t *testing.T, opts httpapi.Options) (string, func(name string, roles []string, channels ...string) string) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := sqlite.Open(ctx, filepath.Join(dir, "c.db"))
@@ -34,7 +41,8 @@ func server(t *testing.T) (string, func(name string, roles []string, channels ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Logger: slog.New(slog.DiscardHandler)}).Handler())
+	opts.Logger = slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(httpapi.New(svc, opts).Handler())
 	t.Cleanup(func() { srv.Close(); store.Close() })
 	return srv.URL, func(name string, roles []string, channels ...string) string {
 		_, tok, err := svc.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: roles, Channels: channels})

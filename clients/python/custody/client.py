@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -13,19 +14,41 @@ from .types import Decision, ErasureReceipt, GateDecision, LogStatus, Page, Paus
 
 _UNSET = object()
 
+# The longest a rate-limited request waits before it is sent again.
+_MAX_RETRY_WAIT = 30.0
+
+
+def _retry_wait(retry_after: Optional[str]) -> float:
+    """Seconds to wait before sending again a request answered 429 with this Retry-After (1 when absent or unreadable)."""
+    try:
+        s = float(retry_after) if retry_after is not None else -1.0
+    except ValueError:
+        s = -1.0
+    if s < 0 or s != s:
+        return 1.0
+    return min(s, _MAX_RETRY_WAIT)
+
 
 class Client:
     """A client of one custody server, acting as the principal of token.
 
     subject is the user to act for; an agent principal must name it (it is
     then sent on every call), a user principal may leave it out.
+
+    rate_limit_retries is how many times a request answered 429 is sent
+    again, each after the Retry-After the server gave (at most 30
+    seconds). custody answers 429 when the principal is over its rate,
+    before it does anything with the request, so sending it again is safe.
+    0 raises RateLimited at the first 429.
     """
 
-    def __init__(self, base_url: str, token: str, subject: Optional[str] = None, timeout: float = 30.0):
+    def __init__(self, base_url: str, token: str, subject: Optional[str] = None, timeout: float = 30.0,
+                 rate_limit_retries: int = 2):
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.subject = subject
         self.timeout = timeout
+        self.rate_limit_retries = max(0, int(rate_limit_retries))
 
     # -- transport -------------------------------------------------------
 
@@ -44,21 +67,36 @@ class Client:
             data = json.dumps({k: v for k, v in body.items() if v is not None}).encode("utf-8")
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                payload = resp.read()
-        except urllib.error.HTTPError as e:
-            payload = e.read()
+        attempt = 0
+        while True:
             try:
-                decoded = json.loads(payload)
-            except ValueError:
-                decoded = None
-            raise error_from(e.code, decoded, e.headers.get("Retry-After")) from None
-        except urllib.error.URLError as e:
-            raise CustodyError(0, "unreachable", f"cannot reach {self.base_url}: {e.reason}; is custody serve running?") from None
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    return self._decoded(resp.read(), raw)
+            except urllib.error.HTTPError as e:
+                if e.code == 429 and attempt < self.rate_limit_retries:
+                    e.read()
+                    attempt += 1
+                    time.sleep(_retry_wait(e.headers.get("Retry-After")))
+                    continue
+                self._raise(e)
+            except urllib.error.URLError as e:
+                raise CustodyError(0, "unreachable", f"cannot reach {self.base_url}: {e.reason}; is custody serve running?") from None
+
+    @staticmethod
+    def _decoded(payload: bytes, raw: bool) -> Any:
         if raw:
             return payload.decode("utf-8")
         return json.loads(payload) if payload else None
+
+    @staticmethod
+    def _raise(e: urllib.error.HTTPError) -> None:
+        """Raises the typed error of an error answer."""
+        payload = e.read()
+        try:
+            decoded = json.loads(payload)
+        except ValueError:
+            decoded = None
+        raise error_from(e.code, decoded, e.headers.get("Retry-After")) from None
 
     def _subject(self, subject: Optional[str]) -> Optional[str]:
         return subject if subject is not None else self.subject

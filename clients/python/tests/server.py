@@ -31,8 +31,9 @@ class Server:
                              check=True, capture_output=True, text=True)
         return out.stdout.strip()
 
-    def start(self):
-        self.proc = subprocess.Popen([self.bin, "serve", "--db", self.db, "--addr", "127.0.0.1:0"],
+    def start(self, *flags: str):
+        """custody serve on the store, with flags after the defaults."""
+        self.proc = subprocess.Popen([self.bin, "serve", "--db", self.db, "--addr", "127.0.0.1:0", *flags],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for line in self.proc.stderr:
             self.log.append(line)

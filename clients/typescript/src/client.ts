@@ -18,6 +18,24 @@ export interface ClientOptions {
   subject?: string;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
+  /**
+   * How many times a request answered 429 is sent again, each after the
+   * Retry-After the server gave (at most 30 seconds). custody answers 429
+   * when the principal is over its rate, before it does anything with the
+   * request, so sending it again is safe. Default 2; 0 throws
+   * RateLimitedError at the first 429.
+   */
+  rateLimitRetries?: number;
+}
+
+/** The longest a rate-limited request waits before it is sent again. */
+const MAX_RETRY_WAIT_MS = 30_000;
+
+/** How long to wait before sending again a request answered 429 with this Retry-After (seconds; 1 when absent or unreadable). */
+function retryWaitMs(retryAfter: string | null): number {
+  const s = Number(retryAfter);
+  if (retryAfter === null || retryAfter.trim() === '' || !Number.isFinite(s) || s < 0) return 1000;
+  return Math.min(s * 1000, MAX_RETRY_WAIT_MS);
 }
 
 /** Options every call takes. */
@@ -106,12 +124,14 @@ export class CustodyClient {
   readonly subject?: string;
   private readonly token: string;
   private readonly doFetch: typeof fetch;
+  private readonly rateLimitRetries: number;
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.token = opts.token;
     this.subject = opts.subject;
     this.doFetch = opts.fetch ?? fetch;
+    this.rateLimitRetries = Math.max(0, Math.floor(opts.rateLimitRetries ?? 2));
   }
 
   private async request<T>(method: string, path: string, query: Query = {}, body?: object, text?: string, auth = true): Promise<T> {
@@ -130,10 +150,15 @@ export class CustodyClient {
       headers['Content-Type'] = 'application/json';
     }
     let resp: Response;
-    try {
-      resp = await this.doFetch(url, { method, headers, body: payload });
-    } catch (e) {
-      throw new CustodyError(0, 'unreachable', `cannot reach ${this.baseUrl}: ${(e as Error).message}; is custody serve running?`);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        resp = await this.doFetch(url, { method, headers, body: payload });
+      } catch (e) {
+        throw new CustodyError(0, 'unreachable', `cannot reach ${this.baseUrl}: ${(e as Error).message}; is custody serve running?`);
+      }
+      if (resp.status !== 429 || attempt >= this.rateLimitRetries) break;
+      await resp.arrayBuffer(); // the answer is read, so the connection is reused
+      await new Promise((ok) => setTimeout(ok, retryWaitMs(resp.headers.get('Retry-After'))));
     }
     const raw = await resp.text();
     if (!resp.ok) {

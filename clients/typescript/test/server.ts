@@ -31,8 +31,9 @@ export class Server {
     }).trim();
   }
 
-  start(): Promise<void> {
-    const proc = spawn(this.bin, ['serve', '--db', this.db, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  /** custody serve on the store, with flags after the defaults. */
+  start(...flags: string[]): Promise<void> {
+    const proc = spawn(this.bin, ['serve', '--db', this.db, '--addr', '127.0.0.1:0', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.proc = proc;
     return new Promise((ok, fail) => {
       proc.stderr!.setEncoding('utf8');
