@@ -37,11 +37,16 @@ func packNodes(seq uint64, nodes []tlog.Node) ([]byte, error) {
 	return out, nil
 }
 
+// nodeAt is where node id's hash starts in the nodes column of its
+// leaf's row (levels past 63, which no tree of 2^64 leaves has, all
+// start past every row's end).
+func nodeAt(id compact.NodeID) int { return int(min(id.Level, 64)) * tlog.HashSize }
+
 // nodeIn is node id's hash in nodes, the nodes column of its leaf's
 // row; nil when the row holds no hash at its level.
 func nodeIn(nodes []byte, id compact.NodeID) []byte {
-	at := int(id.Level) * tlog.HashSize
-	if id.Level >= 64 || len(nodes) < at+tlog.HashSize {
+	at := nodeAt(id)
+	if len(nodes) < at+tlog.HashSize {
 		return nil
 	}
 	return nodes[at : at+tlog.HashSize : at+tlog.HashSize]

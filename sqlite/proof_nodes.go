@@ -20,11 +20,13 @@ const joinedNodes = 64
 // out of an IN (VALUES …) list it spares the temporary table of the list
 // and a step, a scan and the driver's per-row work per node. The text
 // varies with the number of ids only, so a cached statement serves each
-// count. A node that is missing or not a hash makes the blob NULL: then
-// the rows are read one per node (readNodeRows), which names the node.
+// count. A leaf's row too short for its node's level (log_nodes.go)
+// makes the blob NULL, and one whose column is not a blob may make it
+// the wrong length: then the rows are read one per leaf (readNodeRows),
+// which names the missing node or returns the bytes as stored.
 func readNodesJoined(ctx context.Context, q queryer, tenant string, ids []compact.NodeID) ([][]byte, error) {
 	var b strings.Builder
-	args := make([]any, 0, 2*len(ids)+1)
+	args := make([]any, 0, 3*len(ids)+1)
 	args = append(args, tenant)
 	b.WriteString(`SELECT CAST(`)
 	for i, id := range ids {
@@ -33,7 +35,7 @@ func readNodesJoined(ctx context.Context, q queryer, tenant string, ids []compac
 		}
 		// The node's 32 bytes of its leaf's row (log_nodes.go).
 		b.WriteString(`(SELECT CASE WHEN length(nodes) >= ? THEN substr(nodes, ?, 32) END FROM log_leaves WHERE tenant = ?1 AND idx = ?)`)
-		at := int64(min(id.Level, 64)) * tlog.HashSize
+		at := nodeAt(id)
 		args = append(args, at+tlog.HashSize, at+1, nodeSeq(id))
 	}
 	b.WriteString(` AS BLOB)`)

@@ -98,7 +98,7 @@ var Declarations = []Declaration{
 
 	// The logs.
 	{Table: "log_leaves", Columns: "tenant idx data", Verify: "verifyLog: every leaf is parsed, its signature checked against its actor's logged key, and hashed into its tenant's tree, whose root must match the stored and given checkpoints (SQLite stores a leaf packed, which reads back as the signed leaf; a damaged packed row reads as bytes that do not hash into the tree)"},
-	{Table: "log_leaves", Columns: "nodes", Backend: "sqlite", Verify: "compareNodes: every stored node (the hashes of the nodes the leaf's append completed, kept in its row) equals the one recomputed from the leaves"},
+	{Table: "log_leaves", Columns: "nodes", Backend: "sqlite", Verify: "compareNodes: every stored node (the hashes of the nodes the leaf's append completed, kept in its row) equals the one recomputed from the leaves; a row too short for a node reads as that node missing, and bytes past the levels the append completed are read by no proof"},
 	{Table: "log_nodes", Columns: "tenant level hash idx", Backend: "postgres", Verify: "compareNodes: every stored node equals the one recomputed from the leaves"},
 	{Table: "checkpoints", Columns: "tenant size note", Verify: "checkCheckpoints: every stored checkpoint is signed by the server key and names the root of its size"},
 	{Table: "log_legacy", Columns: "idx tenant", Verify: "checkLegacyLog: the log all tenants once shared, rebuilt from the tenants' logs in this order, matches its checkpoints"},
