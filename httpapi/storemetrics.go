@@ -17,6 +17,12 @@ type searchCopier interface {
 	SearchIndexStats() (records, bytes, byCopy, byFTS5 int64)
 }
 
+// textsKeeper is a store that keeps the texts its searches read beside
+// its copy of the search index (the SQLite store).
+type textsKeeper interface {
+	SearchTextsStats() (records, bytes, kept, read int64)
+}
+
 // postgresCopier is a store whose servers rank searches with copies of
 // the tenants' search terms in memory (the PostgreSQL store).
 type postgresCopier interface {
@@ -42,6 +48,9 @@ func (m *metrics) storeGauges(st custody.Store) {
 			ranked:  "Lexical rankings (a search makes one or more), by what ranked them: the in-memory copy, or FTS5 (while the copy is built, stale or off).",
 			other:   "fts5",
 		}, c.SearchIndexStats)
+	}
+	if k, ok := st.(textsKeeper); ok {
+		textsMetrics(m.reg, k)
 	}
 	if c, ok := st.(postgresCopier); ok {
 		copyMetrics(m.reg, copyNames{
@@ -73,4 +82,21 @@ func copyMetrics(reg prometheus.Registerer, n copyNames, stats func() (records, 
 		func() float64 { _, _, c, _ := stats(); return float64(c) }))
 	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: n.prefix + "_searches_ranked_total", Help: n.ranked, ConstLabels: prometheus.Labels{"by": n.other}},
 		func() float64 { _, _, _, o := stats(); return float64(o) }))
+}
+
+// textsMetrics registers custody_sqlite_search_texts_records and
+// _bytes, and custody_sqlite_search_rows_total by where a ranking took
+// its records' ids and texts from: "memory" (the texts kept) or "rows".
+func textsMetrics(reg prometheus.Registerer, k textsKeeper) {
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "custody_sqlite_search_texts_records",
+		Help: "Records whose id, key and body the store keeps in memory for its searches' rankings (docs/operations.md)."},
+		func() float64 { r, _, _, _ := k.SearchTextsStats(); return float64(r) }))
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "custody_sqlite_search_texts_bytes",
+		Help: "Estimated memory of the texts kept for searches in bytes (at most 32 MiB, or a quarter of serve --search-memory)."},
+		func() float64 { _, b, _, _ := k.SearchTextsStats(); return float64(b) }))
+	const help = "Records the searches' rankings took, by where their ids and texts came from: the texts kept in memory, or the records' rows."
+	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "custody_sqlite_search_rows_total", Help: help, ConstLabels: prometheus.Labels{"from": "memory"}},
+		func() float64 { _, _, n, _ := k.SearchTextsStats(); return float64(n) }))
+	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "custody_sqlite_search_rows_total", Help: help, ConstLabels: prometheus.Labels{"from": "rows"}},
+		func() float64 { _, _, _, n := k.SearchTextsStats(); return float64(n) }))
 }

@@ -137,6 +137,11 @@ type searchIndex struct {
 	// byCopy and byFTS count the rankings made each way.
 	byCopy, byFTS atomic.Int64
 	builds        sync.WaitGroup // the builds running
+	// texts keeps the ids and texts of the records rankings read
+	// (search_texts.go); textsKept counts the records they answered for,
+	// textsRead those the same rankings read from their rows.
+	texts                searchTexts
+	textsKept, textsRead atomic.Int64
 }
 
 // afterSearchSnapshot, if set (by tests), runs once a build has taken its
@@ -206,6 +211,7 @@ func (si *searchIndex) apply(c committed, ok bool) {
 		// The index was rebuilt, or another connection changed it since
 		// the copy's generation: the next search builds the copy again.
 		si.x = nil
+		si.texts.empty()
 	default:
 		si.applyLocked(c)
 	}
@@ -249,11 +255,13 @@ func (si *searchIndex) applyLocked(c committed) {
 		if op.rid > math.MaxUint32 {
 			slog.Warn("search: the in-memory index holds rows up to 2³²; ranking with FTS5 from now on", "row", op.rid)
 			si.x, si.over = nil, true
+			si.texts.empty()
 			return
 		}
 		switch {
 		case op.remove:
 			si.x.Remove(uint32(op.rid), op.body, op.key, op.at.Meta)
+			si.texts.remove(uint32(op.rid))
 		case op.move:
 			si.x.Move(uint32(op.rid), op.at.Part)
 		default:
@@ -270,6 +278,7 @@ func (si *searchIndex) applyLocked(c committed) {
 		slog.Warn("search: the in-memory index passed its memory bound; ranking with FTS5 from now on (raise --search-memory to keep it)",
 			"bound_bytes", si.limit, "records", si.x.Rows())
 		si.x, si.over = nil, true
+		si.texts.empty()
 	}
 }
 
@@ -280,6 +289,7 @@ func (si *searchIndex) forget() {
 	if !si.building {
 		si.x = nil
 	}
+	si.texts.empty()
 	si.mu.Unlock()
 }
 
@@ -290,6 +300,7 @@ func (si *searchIndex) finishBuild(x *postings.Index, at searchPos) {
 	defer si.mu.Unlock()
 	replay := si.replay
 	si.building, si.replay, si.x, si.at = false, nil, x, at
+	si.texts.empty()
 	if x == nil {
 		return
 	}

@@ -18,7 +18,9 @@ import (
 // statement per few: the same condition, searchFilter, that the FTS5
 // query applies before its LIMIT. So the result is the head of the same
 // ranking; only how far down it has to look depends on how many of the
-// best the caller may see.
+// best the caller may see. A ranking read again before it is returned
+// takes the records it has read before from the texts kept beside the
+// copy (search_texts.go).
 
 // checkSizes are how many records each statement checks, in turn (the
 // last one again until the ranking is exhausted): few, as the best are
@@ -150,6 +152,7 @@ func (si *searchIndex) claimLocked() bool {
 		return false
 	}
 	si.building, si.replay, si.x, si.lastBuild = true, nil, nil, time.Now()
+	si.texts.empty()
 	return true
 }
 
@@ -179,7 +182,7 @@ func (s *Store) startSearchBuild() {
 // searchRanked is Search: the best eligible records, ranked by the copy
 // or without it (search_fts.go), read by rid once they are known.
 func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, at searchPos) ([]custody.Scored, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, false, "")
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, readChecked, "")
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}
@@ -218,7 +221,7 @@ func (s *Store) searchRanked(ctx context.Context, sc custody.Scope, q custody.Se
 
 // lexicalRanked is LexicalRanks: Search's ranking without the records.
 func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.SearchQuery, at searchPos) ([]custody.Ranked, error) {
-	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, false, "")
+	best, _, err := s.rankEligible(ctx, sc, q, lexical.Query(q.Text, maxQueryTerms), at, readRanks, "")
 	out := make([]custody.Ranked, len(best))
 	for i, b := range best {
 		out[i] = custody.Ranked{ID: b.id, Score: b.score}
@@ -228,8 +231,8 @@ func (s *Store) lexicalRanked(ctx context.Context, sc custody.Scope, q custody.S
 
 // rankEligible is bestEligible, ranked by the copy if it can, else
 // without it (rankFTS): the same records, with the same scores.
-func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
-	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, at, texts, also, alsoArgs...)
+func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, read rowsRead, also string, alsoArgs ...any) ([]eligibleHit, int64, error) {
+	best, visible, ok, err := s.bestEligible(ctx, sc, q, terms, at, read, also, alsoArgs...)
 	if ok || err != nil {
 		return best, visible, err
 	}
@@ -240,20 +243,37 @@ func (s *Store) rankEligible(ctx context.Context, sc custody.Scope, q custody.Se
 }
 
 // eligibleHit is a record bestEligible found eligible, and its score;
-// its key and body when they were asked for (texts).
+// its key and body when they were read (readTexts, or kept texts).
 type eligibleHit struct {
 	rid       int64
 	id        string
 	score     float64
 	key, body string
+	episode   bool
 }
+
+// rowsRead is what a ranking reads of its best records, and whether the
+// texts kept beside the copy may answer for them (search_texts.go).
+type rowsRead int
+
+const (
+	// readChecked reads each record's id with the store's condition:
+	// the ranking returns the rows it checks (Search).
+	readChecked rowsRead = iota
+	// readRanks reads the ids of a ranking whose records are read again,
+	// with the store's condition, before any is returned: kept texts
+	// answer for the records they keep.
+	readRanks
+	// readTexts is readRanks with each record's key and body.
+	readTexts
+)
 
 // bestEligible ranks terms with the copy and returns the best records
 // eligible for sc under q's filters (and the condition also, on a record
 // aliased r, with its arguments), at most q.Limit, best first, and the
 // number of records sc may retrieve (the statistics' rows). ok is
 // false, and nothing is read, if the copy cannot rank them.
-func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, texts bool, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
+func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, read rowsRead, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
 	scratch, _ := s.search.pool.Get().(*postings.Scratch)
 	if scratch == nil {
 		scratch = new(postings.Scratch)
@@ -267,20 +287,22 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 	if also != "" {
 		filter, fargs = filter+` AND `+also, append(fargs, alsoArgs...)
 	}
+	var kept *searchTexts
+	if read != readChecked && copyDecides(q, also) {
+		kept = &s.search.texts
+	}
 	var out []eligibleHit
 	ids := map[int64]eligibleHit{}
 	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
-		args := make([]any, 0, n+len(fargs))
-		for _, h := range best {
-			args = append(args, int64(h.Row))
-		}
-		for len(args) < n {
-			args = append(args, args[0]) // padding: the same rid again
-		}
 		clear(ids)
-		if err := s.readEligible(ctx, filter, n, append(args, fargs...), texts, ids); err != nil {
+		missing := best
+		if kept != nil {
+			missing = kept.take(best, ids)
+			s.search.textsKept.Add(int64(len(best) - len(missing)))
+		}
+		if err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept, ids); err != nil {
 			return nil, visible, true, err
 		}
 		for _, h := range best {
@@ -305,6 +327,49 @@ func checkSize(n int) int {
 
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
+// copyDecides reports whether the copy's ranking of q keeps exactly the
+// records the store's condition would (search_texts.go): q filters by
+// nothing the copy keeps loosely, and the ranking adds no condition.
+func copyDecides(q custody.SearchQuery, also string) bool {
+	f := q.Filters
+	return also == "" && f.KeyPrefix == "" && f.CreatedAfter == nil && f.CreatedBefore == nil && len(f.Metadata) == 0
+}
+
+// readMissing reads into ids the records of best that pass filter (with
+// its arguments fargs), with their texts if texts, and keeps what it read
+// in kept (if not nil).
+func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, best []postings.Hit, texts bool, kept *searchTexts, ids map[int64]eligibleHit) error {
+	if len(best) == 0 {
+		return nil
+	}
+	n := checkSize(len(best))
+	args := make([]any, 0, n+len(fargs))
+	for _, h := range best {
+		args = append(args, int64(h.Row))
+	}
+	for len(args) < n {
+		args = append(args, args[0]) // padding: the same rid again
+	}
+	var epoch uint64
+	if kept != nil {
+		epoch = kept.begin()
+	}
+	read := make(map[int64]eligibleHit, len(best))
+	if err := s.readEligible(ctx, filter, n, append(args, fargs...), texts, read); err != nil {
+		return err
+	}
+	rows := make([]eligibleHit, 0, len(read))
+	for rid, e := range read {
+		ids[rid] = e
+		rows = append(rows, e)
+	}
+	if kept != nil {
+		kept.keep(epoch, rows)
+		s.search.textsRead.Add(int64(len(rows)))
+	}
+	return nil
+}
+
 // readEligible reads into ids, by rid, the records among the n rids of
 // args that pass filter (whose arguments follow the rids in args): their
 // ids, and their keys and bodies if texts.
@@ -324,8 +389,7 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 	var facts []string
 	for rows.Next() {
 		var e eligibleHit
-		var episode bool
-		dest := []any{&e.rid, &e.id, &episode}
+		dest := []any{&e.rid, &e.id, &e.episode}
 		if texts {
 			dest = append(dest, &e.key, &e.body)
 		}
@@ -333,7 +397,7 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 			return unavailable(err)
 		}
 		ids[e.rid] = e
-		if !episode {
+		if !e.episode {
 			facts = append(facts, e.id)
 		}
 	}

@@ -164,6 +164,7 @@ func open(ctx context.Context, path string, idle time.Duration, o Options) (*Sto
 	if o.SearchMemory == 0 {
 		st.search.limit = DefaultSearchMemory
 	}
+	st.search.texts.limit = searchTextsLimit(st.search.limit)
 	st.wg.Add(2)
 	go func() { defer st.wg.Done(); st.writer(bg) }()
 	go func() { defer st.wg.Done(); st.checkpointer(bg) }()

@@ -32,7 +32,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, false, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, readRanks, `EXISTS (SELECT 1 FROM vectors v WHERE v.rid = r.rid AND v.model = ?)`, model)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,9 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 // index finds, as VectorCandidates does, for every record eligible for
 // sc (no vector is needed): the texts are read by the query that checks
 // the ranked records' eligibility, so only a record the caller may
-// retrieve under q's filters is ever read.
+// retrieve under q's filters is ever read, or taken from the texts kept
+// in memory for the records the copy ranks as eligible
+// (search_texts.go).
 func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
 	var terms []string
 	for _, t := range match {
@@ -65,13 +67,13 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	}
 	cq := q
 	cq.Limit = candidates
-	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, true, "")
+	best, visible, err := s.rankEligible(ctx, sc, cq, terms, at, readTexts, "")
 	if err != nil {
 		return 0, err
 	}
-	// The texts are read with the eligibility check, in the same query:
-	// a record is scored only if the caller may retrieve it under q's
-	// filters.
+	// The texts are read with the eligibility check, in the same query,
+	// or kept from an earlier one: a record is scored only if the caller
+	// may retrieve it under q's filters.
 	for _, b := range best {
 		fn(b.id, b.key, b.body)
 	}

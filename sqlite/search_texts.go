@@ -1,0 +1,154 @@
+package sqlite
+
+import (
+	"sync"
+
+	"github.com/custody-mem/custody/internal/postings"
+)
+
+// The texts the copy's rankings read.
+//
+// Each list of a hybrid search reads its best records' rows once the copy
+// has ranked them (bestEligible): their ids, and the semantic list's 400
+// candidates' keys and bodies, which it scores word by word. At 100k
+// records those reads were 85% of a hybrid search's CPU, a page read a
+// row, since every commit of the writer empties each reader's page cache.
+// So the store keeps, beside the copy, the id, key, body and class of the
+// records those reads found (searchTexts, bounded in bytes), and a
+// ranking whose best records are kept reads none of them.
+//
+// A record kept is then eligible as the copy has it: the copy ranks only
+// the records of the caller's partitions, whose owner, audience, state,
+// head and expiry it keeps exactly (search_index.go), so for a query
+// without the filters it keeps loosely (creation time, metadata and key
+// prefix, which it keeps widened or hashed: postings.Filter) and without
+// a condition of its own, the copy's answer is the store's condition's
+// (searchFilter), as of the commit the copy holds. Such queries alone use
+// the texts (copyDecides), and only rankings whose records are read again
+// with the store's condition before any is returned do (the hybrid and
+// semantic lists: custody's readRanked); Search, which returns the rows
+// it checks, checks each in SQL as before.
+//
+// A text kept is the record's as written: a record's id, key and class
+// never change, and its body only when it is erased, which takes the
+// record out of the texts as the copy takes the erasure (applyLocked),
+// before a search that read the erasure's position ranks (rankHeld waits
+// for it). A read begun before a removal is not kept (epoch), so a row
+// read from an older snapshot cannot come back after it. When the copy is
+// dropped (another process's commit, which this store never sees as
+// changes) the texts are emptied with it.
+type searchTexts struct {
+	mu    sync.RWMutex
+	epoch uint64 // counts removals: a read begun before one is not kept
+	m     map[uint32]keptText
+	bytes int
+	limit int
+}
+
+// keptText is one record's id, key, body and class as the texts keep it.
+type keptText struct {
+	id, key, body string
+	episode       bool
+}
+
+// searchTextsBytes bounds the texts kept (about 100k short records), or
+// a quarter of the copy's own bound if that is less (serve
+// --search-memory). Past it a quarter of them, chosen at random, are
+// dropped.
+const searchTextsBytes = 32 << 20
+
+func searchTextsLimit(copyLimit int64) int { return int(max(0, min(searchTextsBytes, copyLimit/4))) }
+
+// keptOverhead is what a kept text costs beyond its strings' bytes: its
+// map slot and string headers.
+const keptOverhead = 80
+
+func (k keptText) size() int { return len(k.id) + len(k.key) + len(k.body) + keptOverhead }
+
+// take moves into ids the kept records of best and returns the others, in
+// order.
+func (t *searchTexts) take(best []postings.Hit, ids map[int64]eligibleHit) []postings.Hit {
+	var missing []postings.Hit
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, h := range best {
+		k, ok := t.m[h.Row]
+		if !ok {
+			missing = append(missing, h)
+			continue
+		}
+		ids[int64(h.Row)] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode}
+	}
+	return missing
+}
+
+// begin is the epoch a read of rows begins at, for keep.
+func (t *searchTexts) begin() uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.epoch
+}
+
+// keep keeps the texts of rows read since begin gave epoch, unless a
+// removal came between.
+func (t *searchTexts) keep(epoch uint64, rows []eligibleHit) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.epoch != epoch || t.limit <= 0 {
+		return
+	}
+	if t.m == nil {
+		t.m = make(map[uint32]keptText)
+	}
+	for _, e := range rows {
+		k := keptText{id: e.id, key: e.key, body: e.body, episode: e.episode}
+		if old, ok := t.m[uint32(e.rid)]; ok {
+			t.bytes -= old.size()
+		}
+		t.m[uint32(e.rid)] = k
+		t.bytes += k.size()
+	}
+	if t.bytes > t.limit {
+		for rid, k := range t.m { // a random start: the quarter dropped is random
+			delete(t.m, rid)
+			if t.bytes -= k.size(); t.bytes <= t.limit*3/4 {
+				break
+			}
+		}
+	}
+}
+
+// remove drops a record's text (its erasure).
+func (t *searchTexts) remove(rid uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.epoch++
+	if k, ok := t.m[rid]; ok {
+		delete(t.m, rid)
+		t.bytes -= k.size()
+	}
+}
+
+// empty drops every text.
+func (t *searchTexts) empty() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.epoch++
+	t.m, t.bytes = nil, 0
+}
+
+// SearchTextsStats reports on the texts kept beside the copy
+// (search_texts.go): the records and bytes kept, and how many records
+// rankings took from them and read from their rows instead since the
+// store opened. They are the custody_sqlite_search_texts_* metrics.
+func (s *Store) SearchTextsStats() (records, bytes, kept, read int64) {
+	n, b := s.search.texts.held()
+	return int64(n), int64(b), s.search.textsKept.Load(), s.search.textsRead.Load()
+}
+
+// held reports how many records and bytes the texts keep.
+func (t *searchTexts) held() (records, bytes int) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.m), t.bytes
+}

@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/postings"
+)
+
+// candidateTexts is CandidateTexts for alice: the texts given, by id, and
+// how many of them the kept texts answered for.
+func candidateTexts(t *testing.T, s *Store, q custody.SearchQuery) (map[string]string, int64) {
+	t.Helper()
+	before := s.search.textsKept.Load()
+	got := map[string]string{}
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
+	if _, err := s.CandidateTexts(t.Context(), sc, q, strings.Fields(q.Text), 400, func(id, key, body string) {
+		got[id] = body
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got, s.search.textsKept.Load() - before
+}
+
+// A ranking read again before it is returned (the semantic list's
+// candidates) takes the texts of the records it read before from the
+// store's memory, not from their rows; every answer is the one read from
+// the rows.
+func TestSearchTextsServeTheCandidates(t *testing.T) {
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "k1")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	first, kept := candidateTexts(t, s, q)
+	if want := map[string]string{a.ID: a.Body, b.ID: b.Body}; !maps.Equal(first, want) || kept != 0 {
+		t.Fatalf("first read: %v (%d kept), want %v read from the rows", first, kept, want)
+	}
+	again, kept := candidateTexts(t, s, q)
+	if !maps.Equal(again, first) || kept != 2 {
+		t.Fatalf("second read: %v with %d kept, want the same texts, both kept", again, kept)
+	}
+	// Search returns the rows it reads: it checks each in SQL, kept or not.
+	before := s.search.textsKept.Load()
+	if got := searchIDs(t, s, "plumber"); len(got) != 2 || s.search.textsKept.Load() != before {
+		t.Fatalf("Search found %v, with %d kept texts; want both, read from their rows", got, s.search.textsKept.Load()-before)
+	}
+}
+
+// An erased body leaves the kept texts as the erasure commits: no ranking
+// after it scores the old body, while the other records stay kept.
+func TestSearchTextsForgetAnErasedBody(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	candidateTexts(t, s, q)
+	if n, _ := s.search.texts.held(); n != 2 {
+		t.Fatalf("%d texts kept, want 2", n)
+	}
+	erased := *a
+	erased.Body, erased.Erased = "", true
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
+		t.Fatal(err)
+	}
+	got, kept := candidateTexts(t, s, q)
+	if _, ok := got[a.ID]; ok || got[b.ID] != b.Body || kept != 1 {
+		t.Fatalf("after the erasure: %v with %d kept; want only %s's text, kept", got, kept, b.ID)
+	}
+	s.search.texts.mu.RLock()
+	defer s.search.texts.mu.RUnlock()
+	for _, k := range s.search.texts.m {
+		if k.id == a.ID || strings.Contains(k.body, "invoice") {
+			t.Fatalf("the erased body is still kept: %+v", k)
+		}
+	}
+}
+
+// A record that leaves the caller's reach (quarantined, or shared with no
+// one the caller is) leaves the ranking with its text kept: the copy
+// moved it, and a kept text does not make a record eligible.
+func TestSearchTextsFollowEligibility(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	if got, _ := candidateTexts(t, s, q); len(got) != 2 {
+		t.Fatalf("before: %v, want both", got)
+	}
+	quarantined := *a
+	quarantined.State = custody.StateQuarantined
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &quarantined) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, kept := candidateTexts(t, s, q); len(got) != 1 || got[b.ID] == "" || kept != 1 {
+		t.Fatalf("after quarantining %s: %v (%d kept), want only %s", a.ID, got, kept, b.ID)
+	}
+	// Another subject of the tenant sees neither: they are alice's alone.
+	sc := custody.Scope{Tenant: "acme", Subject: "bob", Now: time.Now().Add(time.Minute)}
+	n := 0
+	if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(id, key, body string) { n++ }); err != nil || n != 0 {
+		t.Fatalf("bob was given %d of alice's texts (%v)", n, err)
+	}
+	// Admitted again, it is back, its text still kept.
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, a) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, kept := candidateTexts(t, s, q); len(got) != 2 || kept != 2 {
+		t.Fatalf("admitted again: %v (%d kept), want both, kept", got, kept)
+	}
+}
+
+// A query filtering by what the copy keeps loosely (metadata, creation
+// time, key prefix) checks every record in SQL: the copy's answer is not
+// the store's there.
+func TestSearchTextsNotForLooseFilters(t *testing.T) {
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", "bill/1"), testRecord("the plumber fixed the sink", "sink/1")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	candidateTexts(t, s, custody.SearchQuery{Text: "plumber", Limit: 10}) // both kept
+	after := a.CreatedAt.Add(-time.Hour)
+	for _, f := range []custody.Filters{{KeyPrefix: "bill/"}, {CreatedAfter: &after}, {Metadata: custody.Metadata{"vendor": "acme"}}} {
+		got, kept := candidateTexts(t, s, custody.SearchQuery{Text: "plumber", Limit: 10, Filters: f})
+		if kept != 0 {
+			t.Fatalf("filters %+v: %d kept texts used", f, kept)
+		}
+		switch {
+		case f.KeyPrefix != "" && (len(got) != 1 || got[a.ID] == ""):
+			t.Fatalf("key prefix: %v, want only %s", got, a.ID)
+		case f.CreatedAfter != nil && len(got) != 2:
+			t.Fatalf("created after: %v, want both", got)
+		case f.Metadata != nil && len(got) != 0:
+			t.Fatalf("metadata: %v, want none", got)
+		}
+	}
+}
+
+// A commit of another connection empties the kept texts with the copy:
+// this store never sees its changes, an erasure among them.
+func TestSearchTextsEmptiedByAnotherConnection(t *testing.T) {
+	defer func(n int64, d time.Duration) { inlineBuildRows, rebuildEvery = n, d }(inlineBuildRows, rebuildEvery)
+	inlineBuildRows, rebuildEvery = 0, 0
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "c.db")
+	s := openTestStore(t, path, Options{})
+	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	candidateTexts(t, s, q)
+	other := openTestStore(t, path, Options{SearchMemory: -1})
+	erased := *a
+	erased.Body, erased.Erased = "", true
+	if err := other.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
+		t.Fatal(err)
+	}
+	got, kept := candidateTexts(t, s, q) // ranked by FTS5: the copy is stale
+	if _, ok := got[a.ID]; ok || kept != 0 {
+		t.Fatalf("after their erasure: %v (%d kept), want no text of %s", got, kept, a.ID)
+	}
+	s.search.builds.Wait()
+	if n, _ := s.search.texts.held(); n != 0 {
+		t.Fatalf("%d texts kept across the rebuild", n)
+	}
+	got, _ = candidateTexts(t, s, q) // the copy again
+	if _, ok := got[a.ID]; ok || got[b.ID] != b.Body {
+		t.Fatalf("with the copy rebuilt: %v, want only %s", got, b.ID)
+	}
+}
+
+// A read begun before a removal keeps nothing; the texts keep to their
+// bound, dropping some at random past it.
+func TestSearchTextsEpochAndBound(t *testing.T) {
+	texts := searchTexts{limit: 10 * (keptOverhead + 30)}
+	row := func(rid int64) eligibleHit {
+		return eligibleHit{rid: rid, id: "01JD0000000000000000000000", key: "", body: "four"}
+	}
+	e := texts.begin()
+	texts.remove(7)
+	texts.keep(e, []eligibleHit{row(7)})
+	if n, _ := texts.held(); n != 0 {
+		t.Fatal("a read begun before a removal was kept")
+	}
+	e = texts.begin()
+	texts.keep(e, []eligibleHit{row(7)})
+	ids := map[int64]eligibleHit{}
+	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, ids); len(missing) != 1 || missing[0].Row != 8 || ids[7].body != "four" {
+		t.Fatalf("take: missing %v, found %v", missing, ids)
+	}
+	for rid := range int64(100) {
+		texts.keep(texts.begin(), []eligibleHit{row(rid)})
+		if _, bytes := texts.held(); bytes > texts.limit {
+			t.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
+		}
+	}
+	if n, _ := texts.held(); n < 5 || n > 10 {
+		t.Fatalf("%d texts kept under a bound of 10", n)
+	}
+	texts.empty()
+	if n, bytes := texts.held(); n != 0 || bytes != 0 {
+		t.Fatalf("emptied: %d texts, %d bytes", n, bytes)
+	}
+}
