@@ -1,6 +1,7 @@
 package custody_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -79,4 +80,8 @@ func benchSearchMode(b *testing.B, mode custody.SearchMode, prefix string) {
 		}
 		return nil
 	})
+	if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+		records, bytes, kept, read := e.store.SearchTextsStats()
+		fmt.Fprintf(os.Stderr, "texts kept: %d records, %.1f MB; %d records taken from them, %d read from their rows\n", records, float64(bytes)/1e6, kept, read)
+	}
 }

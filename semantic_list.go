@@ -121,8 +121,9 @@ func (o *Options) staticCandidatesIn() int {
 // staticList is the semantic list of a static embedder: the first
 // candidates (best BM25 first) of the records the lexical index finds
 // (as for the Expander path above, or the query's own terms), scored
-// from their key and body values by the embedder's TextScorer. No vector
-// is read or stored.
+// from their key and body values by the embedder's TextScorer, or from
+// the forms it derived from them before when the store kept those
+// (embed.FormScorer). No vector is read or stored.
 func staticList(ctx context.Context, vs VectorStore, e embed.Static, sc Scope, q SearchQuery, text string, candidates int) ([]Ranked, error) {
 	if q.Limit <= 0 {
 		return nil, nil
@@ -132,8 +133,15 @@ func staticList(ctx context.Context, vs VectorStore, e embed.Static, sc Scope, q
 		match = expandedTerms(x, e, text)
 	}
 	scorer := e.Scorer(text)
-	corpus, err := vs.CandidateTexts(ctx, sc, q, match, candidates, func(id, key, body string) {
-		scorer.Add(id, key, lexical.Values(body))
+	fs, _ := scorer.(embed.FormScorer)
+	corpus, err := vs.CandidateTexts(ctx, sc, q, match, candidates, func(c *CandidateText) {
+		switch {
+		case fs == nil:
+			scorer.Add(c.ID, c.Key, lexical.Values(c.Body))
+		case c.Form == nil || !fs.AddForm(c.ID, c.Form):
+			c.Form = fs.Form(c.Key, lexical.Values(c.Body))
+			fs.AddForm(c.ID, c.Form)
+		}
 	})
 	if err != nil {
 		return nil, err

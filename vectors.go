@@ -12,6 +12,15 @@ import (
 	"github.com/custody-mem/custody/internal/lexical"
 )
 
+// CandidateText is a candidate CandidateTexts gives: its id, key and
+// body, and Form, what a scorer derived from them before (nil if none:
+// a store that keeps texts in memory keeps their forms with them). fn may
+// set Form to the form it derives, for the store to keep.
+type CandidateText struct {
+	ID, Key, Body string
+	Form          embed.Form
+}
+
 // VectorStore is implemented by a store that keeps one vector per record
 // for semantic search. Vectors are derived data: computed from a record's
 // body (and key) after its write committed, stored with the id of the
@@ -47,10 +56,10 @@ type VectorStore interface {
 	// (inside the lexical index's query, before its LIMIT, and again in
 	// the query reading the texts) and hold at least one of the lexical
 	// terms match in body or key, at most candidates of them, best BM25
-	// first. fn is given each one's id, key and body, in any order, and
-	// the answer is how many records s may retrieve: the corpus a query
-	// word's rarity is counted over.
-	CandidateTexts(ctx context.Context, s Scope, q SearchQuery, match []string, candidates int, fn func(id, key, body string)) (corpus int, err error)
+	// first. fn is given each one, in any order, and the answer is how
+	// many records s may retrieve: the corpus a query word's rarity is
+	// counted over.
+	CandidateTexts(ctx context.Context, s Scope, q SearchQuery, match []string, candidates int, fn func(c *CandidateText)) (corpus int, err error)
 	// LexicalRanks is Search's ranking without the records: the ids and
 	// scores of at most q.Limit records, best first.
 	LexicalRanks(ctx context.Context, s Scope, q SearchQuery) ([]Ranked, error)

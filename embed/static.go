@@ -33,6 +33,25 @@ type TextScorer interface {
 	Top(k int) ([]string, []float32)
 }
 
+// A Form is what a scorer derives from a record's text, to score it
+// again for another query without reading the text: a store that keeps
+// texts in memory keeps their forms with them. Bytes is its memory.
+type Form interface {
+	Bytes() int
+}
+
+// FormScorer is a TextScorer that scores a record from its Form.
+type FormScorer interface {
+	TextScorer
+	// Form derives the form of a record's key and body (as Add reads
+	// them).
+	Form(key, body string) Form
+	// AddForm scores one record by its form, as Add scores its text;
+	// false (nothing added) if f was not derived by a scorer of the same
+	// embedder.
+	AddForm(id string, f Form) bool
+}
+
 // maxQueryWords bounds the words of a query scored one by one.
 const maxQueryWords = 32
 

@@ -93,15 +93,28 @@ func (s *wordScorer) score(texts ...string) float32 {
 	if len(s.q) == 0 {
 		return 0
 	}
+	s.ready()
+	clear(s.best)
+	for _, text := range texts {
+		eachWord(text, s.match)
+	}
+	return s.sum()
+}
+
+// eachWord gives fn each word of text as the scorer reads it.
+func eachWord(text string, fn func(form string)) { lexical.EachWord(text, true, fn) }
+
+// ready makes the scorer's memory of text words on its first text.
+func (s *wordScorer) ready() {
 	if s.byRow == nil {
 		s.byRow = make([]int32, s.g.Len())
 		s.memo = make(map[string]int32, 64)
 		s.sims = make([]float32, 0, 1024*len(s.q))
 	}
-	clear(s.best)
-	for _, text := range texts {
-		lexical.EachWord(text, true, s.match)
-	}
+}
+
+// sum is the text's score from the query words' best similarities.
+func (s *wordScorer) sum() float32 {
 	var sum float32
 	for i, q := range s.q {
 		sum += q.w * s.best[i]
@@ -111,9 +124,11 @@ func (s *wordScorer) score(texts ...string) float32 {
 
 // match counts one word of a text: each query word's best similarity so
 // far.
-func (s *wordScorer) match(form string) {
+func (s *wordScorer) match(form string) { s.matchRow(form, s.g.Row(form)) }
+
+// matchRow is match of a word whose row in the table is row (-1: none).
+func (s *wordScorer) matchRow(form string, row int32) {
 	var off int32
-	row := s.g.Row(form)
 	if row >= 0 {
 		off = s.byRow[row] - 1
 	} else {

@@ -91,33 +91,7 @@ func TestWordScorerRemembersBounded(t *testing.T) {
 //
 //	go test ./embed -run '^$' -bench GloveScorer -benchmem
 func BenchmarkGloveScorer(b *testing.B) {
-	g, err := loadWordVectors()
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	byRow := make([]string, g.Len())
-	for w, row := range g.rows {
-		byRow[row] = w
-	}
-	// ranks drawn by Zipf's law, with about as many distinct words in 400
-	// texts (some 1,500) as 400 turns of a LoCoMo conversation have
-	zipf := rand.NewZipf(rng, 1.4, 2, uint64(g.Len()-1))
-	texts := make([]string, 400)
-	distinct := map[string]bool{}
-	for i := range texts {
-		var t strings.Builder
-		t.WriteString("Caroline (8 May 2023):")
-		for range 35 {
-			w := byRow[zipf.Uint64()]
-			distinct[w] = true
-			t.WriteString(" ")
-			t.WriteString(w)
-		}
-		texts[i] = t.String()
-	}
-	b.Logf("%d distinct words in %d texts", len(distinct), len(texts))
-	query := "what did caroline research about adoption agencies"
+	g, texts, query := gloveBenchTexts(b)
 	cpu0 := cpuTime()
 	for b.Loop() {
 		s := g.scorer(query, defaultWordParams)
@@ -128,6 +102,56 @@ func BenchmarkGloveScorer(b *testing.B) {
 	// The process's CPU time, less inflated than the wall clock's on a
 	// shared machine (the benchmark runs on one goroutine).
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(len(texts)), "cpu-ns/candidate")
+}
+
+// BenchmarkGloveFormScorer is BenchmarkGloveScorer from the texts' forms,
+// derived once (as a store keeping them does), and reports their memory.
+//
+//	go test ./embed -run '^$' -bench 'Glove(Form)?Scorer$'
+func BenchmarkGloveFormScorer(b *testing.B) {
+	g, texts, query := gloveBenchTexts(b)
+	forms := make([]*gloveForm, len(texts))
+	bytes := 0
+	for i, t := range texts {
+		forms[i] = g.form("", t)
+		bytes += forms[i].Bytes()
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		s := g.scorer(query, defaultWordParams)
+		for _, f := range forms {
+			s.scoreForm(f)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(len(texts)), "cpu-ns/candidate")
+	b.ReportMetric(float64(bytes)/float64(len(texts)), "form-bytes/candidate")
+}
+
+// gloveBenchTexts are 400 candidate texts of 35 words drawn by Zipf's
+// law from the table, with about as many distinct words (some 1,500) as
+// 400 turns of a LoCoMo conversation have, and a query.
+func gloveBenchTexts(b *testing.B) (*wordVectors, []string, string) {
+	g, err := loadWordVectors()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.4, 2, uint64(g.Len()-1))
+	texts := make([]string, 400)
+	distinct := map[string]bool{}
+	for i := range texts {
+		var t strings.Builder
+		t.WriteString("Caroline (8 May 2023):")
+		for range 35 {
+			w := g.words[zipf.Uint64()]
+			distinct[w] = true
+			t.WriteString(" ")
+			t.WriteString(w)
+		}
+		texts[i] = t.String()
+	}
+	b.Logf("%d distinct words in %d texts", len(distinct), len(texts))
+	return g, texts, "what did caroline research about adoption agencies"
 }
 
 // cpuTime is the process's user and system CPU time, in nanoseconds.

@@ -52,7 +52,7 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 // filters that hold any of terms, the best by BM25, at most candidates,
 // read with their keys and bodies by the query that checks their
 // eligibility.
-func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, candidates int, fn func(id, key, body string)) (bool, error) {
+func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, candidates int, fn func(c *custody.CandidateText)) (bool, error) {
 	type text struct{ id, key, body string }
 	cq := q
 	cq.Limit = candidates
@@ -65,7 +65,7 @@ func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q cust
 		return ok, err
 	}
 	for _, t := range out {
-		fn(t.id, t.key, t.body)
+		fn(&custody.CandidateText{ID: t.id, Key: t.key, Body: t.body})
 	}
 	return true, nil
 }

@@ -140,7 +140,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 // CandidateTexts reads the keys and bodies of the candidates the search
 // index finds, as VectorCandidates does, for every record eligible for
 // sc (no vector is needed), the eligibility filter inside the query.
-func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
+func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(c *custody.CandidateText)) (int, error) {
 	tsq := tsTerms(match)
 	if tsq == "" || candidates <= 0 || !storable(sc.Tenant, sc.Subject, q.Namespace, q.NamespacePrefix, string(q.Class)) || !storable(sc.Groups...) {
 		return 0, nil
@@ -163,11 +163,11 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, key, body string
-		if err := rows.Scan(&id, &key, &body); err != nil {
+		var c custody.CandidateText
+		if err := rows.Scan(&c.ID, &c.Key, &c.Body); err != nil {
 			return 0, classify(err)
 		}
-		fn(id, key, body)
+		fn(&c)
 	}
 	return int(corpus), classify(rows.Err())
 }

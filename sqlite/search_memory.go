@@ -8,6 +8,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/internal/postings"
 )
@@ -250,6 +251,7 @@ type eligibleHit struct {
 	score     float64
 	key, body string
 	episode   bool
+	form      embed.Form // the form kept with the texts, if any
 }
 
 // rowsRead is what a ranking reads of its best records, and whether the

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"sync"
 
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/postings"
 )
 
@@ -45,17 +46,20 @@ type searchTexts struct {
 	limit int
 }
 
-// keptText is one record's id, key, body and class as the texts keep it.
+// keptText is one record's id, key, body and class as the texts keep
+// it, and the form a scorer derived from them (embed.Form; nil until
+// one does), which is the text's as much as the text is.
 type keptText struct {
 	id, key, body string
 	episode       bool
+	form          embed.Form
 }
 
 // searchTextsBytes bounds the texts kept (about 100k short records), or
 // a quarter of the copy's own bound if that is less (serve
 // --search-memory). Past it a quarter of them, chosen at random, are
 // dropped.
-const searchTextsBytes = 32 << 20
+const searchTextsBytes = 64 << 20
 
 func searchTextsLimit(copyLimit int64) int { return int(max(0, min(searchTextsBytes, copyLimit/4))) }
 
@@ -63,7 +67,13 @@ func searchTextsLimit(copyLimit int64) int { return int(max(0, min(searchTextsBy
 // map slot and string headers.
 const keptOverhead = 80
 
-func (k keptText) size() int { return len(k.id) + len(k.key) + len(k.body) + keptOverhead }
+func (k keptText) size() int {
+	n := len(k.id) + len(k.key) + len(k.body) + keptOverhead
+	if k.form != nil {
+		n += k.form.Bytes()
+	}
+	return n
+}
 
 // take moves into ids the kept records of best and returns the others, in
 // order.
@@ -77,7 +87,7 @@ func (t *searchTexts) take(best []postings.Hit, ids map[int64]eligibleHit) []pos
 			missing = append(missing, h)
 			continue
 		}
-		ids[int64(h.Row)] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode}
+		ids[int64(h.Row)] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode, form: k.form}
 	}
 	return missing
 }
@@ -108,14 +118,37 @@ func (t *searchTexts) keep(epoch uint64, rows []eligibleHit) {
 		t.m[uint32(e.rid)] = k
 		t.bytes += k.size()
 	}
-	if t.bytes > t.limit {
-		for rid, k := range t.m { // a random start: the quarter dropped is random
-			delete(t.m, rid)
-			if t.bytes -= k.size(); t.bytes <= t.limit*3/4 {
-				break
-			}
+	t.trimLocked()
+}
+
+// trimLocked drops texts at random, from a random start in the map,
+// while they pass the bound, to three quarters of it.
+func (t *searchTexts) trimLocked() {
+	if t.bytes <= t.limit {
+		return
+	}
+	for rid, k := range t.m {
+		delete(t.m, rid)
+		if t.bytes -= k.size(); t.bytes <= t.limit*3/4 {
+			return
 		}
 	}
+}
+
+// setForm keeps f as the form of record rid's text, if the text kept is
+// still the one f was derived from (id, key and body).
+func (t *searchTexts) setForm(rid int64, id, key, body string, f embed.Form) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.m[uint32(rid)]
+	if !ok || k.form != nil || k.id != id || k.key != key || k.body != body {
+		return
+	}
+	t.bytes -= k.size()
+	k.form = f
+	t.m[uint32(rid)] = k
+	t.bytes += k.size()
+	t.trimLocked()
 }
 
 // remove drops a record's text (its erasure).

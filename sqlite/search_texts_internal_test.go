@@ -18,8 +18,8 @@ func candidateTexts(t *testing.T, s *Store, q custody.SearchQuery) (map[string]s
 	before := s.search.textsKept.Load()
 	got := map[string]string{}
 	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
-	if _, err := s.CandidateTexts(t.Context(), sc, q, strings.Fields(q.Text), 400, func(id, key, body string) {
-		got[id] = body
+	if _, err := s.CandidateTexts(t.Context(), sc, q, strings.Fields(q.Text), 400, func(c *custody.CandidateText) {
+		got[c.ID] = c.Body
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSearchTextsFollowEligibility(t *testing.T) {
 	// Another subject of the tenant sees neither: they are alice's alone.
 	sc := custody.Scope{Tenant: "acme", Subject: "bob", Now: time.Now().Add(time.Minute)}
 	n := 0
-	if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(id, key, body string) { n++ }); err != nil || n != 0 {
+	if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(*custody.CandidateText) { n++ }); err != nil || n != 0 {
 		t.Fatalf("bob was given %d of alice's texts (%v)", n, err)
 	}
 	// Admitted again, it is back, its text still kept.
@@ -208,5 +208,52 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 	texts.empty()
 	if n, bytes := texts.held(); n != 0 || bytes != 0 {
 		t.Fatalf("emptied: %d texts, %d bytes", n, bytes)
+	}
+}
+
+// testForm is a scorer's form of a text, as a test derives it.
+type testForm struct{ of string }
+
+func (f *testForm) Bytes() int { return len(f.of) }
+
+// The form a scorer derives from a candidate's text is kept with the
+// text and given back with it; it leaves with an erased body.
+func TestSearchTextsKeepTheForms(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	forms := func(derive bool) map[string]string {
+		got := map[string]string{}
+		if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(c *custody.CandidateText) {
+			if c.Form != nil {
+				got[c.ID] = c.Form.(*testForm).of
+			} else if derive {
+				c.Form = &testForm{of: "form of " + c.Body}
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := forms(true); len(got) != 0 {
+		t.Fatalf("forms before any was derived: %v", got)
+	}
+	if got := forms(false); got[a.ID] != "form of "+a.Body || got[b.ID] != "form of "+b.Body {
+		t.Fatalf("forms given back: %v, want each text's", got)
+	}
+	if _, bytes := s.search.texts.held(); bytes < len("form of ")*2 {
+		t.Fatalf("%d bytes kept: the forms are not counted", bytes)
+	}
+	erased := *a
+	erased.Body, erased.Erased = "", true
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := forms(false); len(got) != 1 || got[b.ID] == "" {
+		t.Fatalf("after erasing %s: forms %v, want only %s's", a.ID, got, b.ID)
 	}
 }

@@ -51,7 +51,7 @@ func (s *Store) VectorCandidates(ctx context.Context, sc custody.Scope, q custod
 // retrieve under q's filters is ever read, or taken from the texts kept
 // in memory for the records the copy ranks as eligible
 // (search_texts.go).
-func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(id, key, body string)) (int, error) {
+func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, match []string, candidates int, fn func(c *custody.CandidateText)) (int, error) {
 	var terms []string
 	for _, t := range match {
 		if t != "" && !strings.ContainsRune(t, '"') {
@@ -75,7 +75,11 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	// or kept from an earlier one: a record is scored only if the caller
 	// may retrieve it under q's filters.
 	for _, b := range best {
-		fn(b.id, b.key, b.body)
+		c := custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form}
+		fn(&c)
+		if b.form == nil && c.Form != nil {
+			s.search.texts.setForm(b.rid, b.id, b.key, b.body, c.Form)
+		}
 	}
 	return int(visible), nil
 }
