@@ -92,7 +92,7 @@ func textsMetrics(reg prometheus.Registerer, k textsKeeper) {
 		Help: "Records whose id, key and body the store keeps in memory for its searches' rankings (docs/operations.md)."},
 		func() float64 { r, _, _, _ := k.SearchTextsStats(); return float64(r) }))
 	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "custody_sqlite_search_texts_bytes",
-		Help: "Estimated memory of the texts kept for searches in bytes (at most 32 MiB, or a quarter of serve --search-memory)."},
+		Help: "Estimated memory of the texts kept for searches in bytes (at most 64 MiB, or a quarter of serve --search-memory)."},
 		func() float64 { _, b, _, _ := k.SearchTextsStats(); return float64(b) }))
 	const help = "Records the searches' rankings took, by where their ids and texts came from: the texts kept in memory, or the records' rows."
 	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "custody_sqlite_search_rows_total", Help: help, ConstLabels: prometheus.Labels{"from": "memory"}},
