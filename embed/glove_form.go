@@ -1,9 +1,6 @@
 package embed
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // gloveForm is a record's text as the glove scorer reads it: each word
 // that counts (no function word) once, the table's words by their row,
@@ -25,22 +22,44 @@ func (f *gloveForm) Bytes() int {
 	return n
 }
 
-// form derives the form of texts read as one.
+// form derives the form of texts read as one. A function word (the
+// scorer's stopwords) is left out; any other word the scorer would not
+// count costs a slot and changes nothing. The words the table lacks share
+// one string.
 func (g *wordVectors) form(texts ...string) *gloveForm {
 	f := &gloveForm{wv: g}
+	var oov []byte
+	var ends []int
 	for _, text := range texts {
 		eachWord(text, func(form string) {
-			if wordTerm(form) == "" {
+			if stopwords[form] {
 				return
 			}
 			if row := g.Row(form); row >= 0 {
 				if !slices.Contains(f.rows, row) {
 					f.rows = append(f.rows, row)
 				}
-			} else if !slices.Contains(f.oov, form) {
-				f.oov = append(f.oov, strings.Clone(form))
+				return
 			}
+			start := 0
+			for _, end := range ends {
+				if end-start == len(form) && string(oov[start:end]) == form {
+					return
+				}
+				start = end
+			}
+			oov = append(oov, form...)
+			ends = append(ends, len(oov))
 		})
+	}
+	if len(ends) > 0 {
+		all := string(oov)
+		f.oov = make([]string, len(ends))
+		start := 0
+		for i, end := range ends {
+			f.oov[i] = all[start:end]
+			start = end
+		}
 	}
 	return f
 }

@@ -184,3 +184,19 @@ func BenchmarkLoadWordVectors(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "retained-MB")
 	runtime.KeepAlive(keep)
 }
+
+// BenchmarkGloveForm is deriving the forms of BenchmarkGloveScorer's
+// texts, which a store keeping them does once a text: against scoring
+// the texts themselves.
+//
+//	go test ./embed -run '^$' -bench 'GloveForm$'
+func BenchmarkGloveForm(b *testing.B) {
+	g, texts, _ := gloveBenchTexts(b)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		for _, t := range texts {
+			g.form("", t)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(len(texts)), "cpu-ns/candidate")
+}
