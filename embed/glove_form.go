@@ -1,6 +1,9 @@
 package embed
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // gloveForm is a record's text as the glove scorer reads it: each word
 // that counts (no function word) once, the table's words by their row,
@@ -8,60 +11,96 @@ import "slices"
 // is, for each query word, its best similarity to any of the text's
 // words, so neither the order of the words nor their repetition matters:
 // scoring the form gives the text's score exactly.
+//
+// It is three allocations, whatever its words: a store keeps one for
+// each of up to some hundred thousand records, and the collector walks
+// them all.
 type gloveForm struct {
-	wv   *wordVectors // the table the rows are of
-	rows []int32
-	oov  []string
+	wv *wordVectors // the table the rows are of
+	// codes are the words: a row of the table (>= 0), or, for a word the
+	// table lacks, -1 - the end of its bytes in oov (it starts where the
+	// previous such word ends).
+	codes []int32
+	oov   string
 }
 
-func (f *gloveForm) Bytes() int {
-	n := 64 + 4*len(f.rows)
-	for _, w := range f.oov {
-		n += 16 + len(w)
-	}
-	return n
-}
+func (f *gloveForm) Bytes() int { return 64 + 4*len(f.codes) + len(f.oov) }
 
 // form derives the form of texts read as one. A function word (the
 // scorer's stopwords) is left out; any other word the scorer would not
-// count costs a slot and changes nothing. The words the table lacks share
-// one string.
+// count costs a slot and changes nothing.
 func (g *wordVectors) form(texts ...string) *gloveForm {
 	f := &gloveForm{wv: g}
-	var oov []byte
-	var ends []int
+	var oov strings.Builder
+	// seen holds the words met past the first formLinear: a long text is
+	// not compared with each of its words for each of them.
+	var seen map[string]bool
+	isNew := func(form string, row int32) bool {
+		if seen != nil {
+			if seen[form] {
+				return false
+			}
+			seen[form] = true
+			return true
+		}
+		if row >= 0 {
+			return !slices.Contains(f.codes, row)
+		}
+		held, start := oov.String(), 0
+		for _, c := range f.codes {
+			if c < 0 {
+				if end := int(-1 - c); held[start:end] == form {
+					return false
+				} else {
+					start = end
+				}
+			}
+		}
+		return true
+	}
 	for _, text := range texts {
 		eachWord(text, func(form string) {
 			if stopwords[form] {
 				return
 			}
-			if row := g.Row(form); row >= 0 {
-				if !slices.Contains(f.rows, row) {
-					f.rows = append(f.rows, row)
-				}
+			row := g.Row(form)
+			if !isNew(form, row) {
 				return
 			}
-			start := 0
-			for _, end := range ends {
-				if end-start == len(form) && string(oov[start:end]) == form {
-					return
-				}
-				start = end
+			if row >= 0 {
+				f.codes = append(f.codes, row)
+			} else {
+				oov.WriteString(form)
+				f.codes = append(f.codes, int32(-1-oov.Len()))
 			}
-			oov = append(oov, form...)
-			ends = append(ends, len(oov))
+			if seen == nil && len(f.codes) == formLinear {
+				seen = make(map[string]bool, 2*formLinear)
+				f.eachWord(oov.String(), func(w string) { seen[w] = true })
+			}
 		})
 	}
-	if len(ends) > 0 {
-		all := string(oov)
-		f.oov = make([]string, len(ends))
-		start := 0
-		for i, end := range ends {
-			f.oov[i] = all[start:end]
-			start = end
-		}
-	}
+	f.codes = slices.Clip(f.codes)
+	f.oov = strings.Clone(oov.String())
 	return f
+}
+
+// formLinear is how many words a form compares a new word with one by
+// one before it keeps a set of them.
+const formLinear = 64
+
+// eachWord gives fn each word of f, with oov as f's words the table
+// lacks (f.oov once it is set).
+func (f *gloveForm) eachWord(oov string, fn func(w string)) {
+	start := 0
+	for _, c := range f.codes {
+		if c >= 0 {
+			fn(f.wv.words[c])
+			continue
+		}
+		end := int(-1 - c)
+		fn(oov[start:end])
+		start = end
+	}
 }
 
 // scoreForm is score of the texts f was derived from.
@@ -71,11 +110,15 @@ func (s *wordScorer) scoreForm(f *gloveForm) float32 {
 	}
 	s.ready()
 	clear(s.best)
-	for _, row := range f.rows {
-		s.matchRow(s.g.words[row], row)
-	}
-	for _, w := range f.oov {
-		s.matchRow(w, -1)
+	start := 0
+	for _, c := range f.codes {
+		if c >= 0 {
+			s.matchRow(s.g.words[c], c)
+			continue
+		}
+		end := int(-1 - c)
+		s.matchRow(f.oov[start:end], -1)
+		start = end
 	}
 	return s.sum()
 }

@@ -135,19 +135,33 @@ func (t *searchTexts) trimLocked() {
 	}
 }
 
-// setForm keeps f as the form of record rid's text, if the text kept is
-// still the one f was derived from (id, key and body).
-func (t *searchTexts) setForm(rid int64, id, key, body string, f embed.Form) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k, ok := t.m[uint32(rid)]
-	if !ok || k.form != nil || k.id != id || k.key != key || k.body != body {
+// formed is a form a scorer derived from a record's text as a ranking
+// gave it (eligibleHit), for setForms.
+type formed struct {
+	hit  eligibleHit
+	form embed.Form
+}
+
+// setForms keeps each form as the form of its record's text, if the text
+// kept is still the one it was derived from (id, key and body), all
+// under one hold of the lock: searches side by side take the texts
+// between.
+func (t *searchTexts) setForms(fs []formed) {
+	if len(fs) == 0 {
 		return
 	}
-	t.bytes -= k.size()
-	k.form = f
-	t.m[uint32(rid)] = k
-	t.bytes += k.size()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range fs {
+		k, ok := t.m[uint32(f.hit.rid)]
+		if !ok || k.form != nil || k.id != f.hit.id || k.key != f.hit.key || k.body != f.hit.body {
+			continue
+		}
+		t.bytes -= k.size()
+		k.form = f.form
+		t.m[uint32(f.hit.rid)] = k
+		t.bytes += k.size()
+	}
 	t.trimLocked()
 }
 

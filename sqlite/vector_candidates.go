@@ -74,13 +74,15 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	// The texts are read with the eligibility check, in the same query,
 	// or kept from an earlier one: a record is scored only if the caller
 	// may retrieve it under q's filters.
+	var forms []formed
 	for _, b := range best {
 		c := custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form}
 		fn(&c)
 		if b.form == nil && c.Form != nil {
-			s.search.texts.setForm(b.rid, b.id, b.key, b.body, c.Form)
+			forms = append(forms, formed{b, c.Form})
 		}
 	}
+	s.search.texts.setForms(forms)
 	return int(visible), nil
 }
 
