@@ -51,6 +51,19 @@ func TestFactsMemoChangesOnlyTheCost(t *testing.T) {
 	if got := st.facts.Unknown(ids); len(got) != len(episodes) {
 		t.Fatalf("after the lexical list, %d of its ids are not known as facts, want the %d episodes", len(got), len(episodes))
 	}
+	// The same list again takes its records from the texts kept: it notes
+	// the facts all the same.
+	st.facts.Forget()
+	kept := st.search.textsKept.Load()
+	if _, err := st.LexicalRanks(ctx, sc, q); err != nil {
+		t.Fatal(err)
+	}
+	if st.search.textsKept.Load()-kept != 8 {
+		t.Fatalf("the list again took %d records from the texts kept, want 8", st.search.textsKept.Load()-kept)
+	}
+	if got := st.facts.Unknown(ids); len(got) != len(episodes) {
+		t.Fatalf("after the list from the texts kept, %d of its ids are not known as facts, want the %d episodes", len(got), len(episodes))
+	}
 	withMemo, err := st.Neighbours(ctx, sc, q, ids)
 	if err != nil {
 		t.Fatal(err)

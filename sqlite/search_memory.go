@@ -303,6 +303,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		if kept != nil {
 			missing = kept.take(best, ids)
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
+			s.noteFacts(ids) // as readEligible notes the rows it reads
 		}
 		if err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept, ids); err != nil {
 			return nil, visible, true, err
@@ -328,6 +329,17 @@ func checkSize(n int) int {
 }
 
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// noteFacts notes the records of ids that are no episode (s.facts).
+func (s *Store) noteFacts(ids map[int64]eligibleHit) {
+	var facts []string
+	for _, e := range ids {
+		if !e.episode {
+			facts = append(facts, e.id)
+		}
+	}
+	s.facts.Note(facts)
+}
 
 // copyDecides reports whether the copy's ranking of q keeps exactly the
 // records the store's condition would (search_texts.go): q filters by
