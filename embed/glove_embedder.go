@@ -173,8 +173,9 @@ func (s *GloveScorer) Add(id, key, body string) {
 func (s *GloveScorer) Corpus(int) {}
 
 // Top is the k best records added with a positive score, best first, with
-// their scores.
+// their scores. The scorer's memory of words goes to the next query's.
 func (s *GloveScorer) Top(k int) ([]string, []float32) {
+	s.ws.release()
 	top := NewNearest[int](k)
 	for i, sc := range s.scores {
 		top.Offer(i, sc)

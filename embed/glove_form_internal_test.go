@@ -44,3 +44,38 @@ func TestGloveFormOfALongText(t *testing.T) {
 		}
 	}
 }
+
+// A released scorer's memory of words is handed on clear: a query
+// scored with it scores as with memory of its own.
+func TestScorerMemoryHandedOnClear(t *testing.T) {
+	g, err := loadWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"the payee account at the bank", "we went camping by the lake", "ACCT-7777 zq1x river boat"}
+	first := g.scorer("bank account camping", defaultWordParams)
+	for _, x := range texts {
+		first.score("", x)
+	}
+	if len(first.touched) == 0 {
+		t.Fatal("the first query remembered no word by its row")
+	}
+	first.release()
+	m, _ := scorerMemory.Get().(*wordMemory)
+	if m == nil {
+		t.Skip("the pool dropped the memory (a collection ran)")
+	}
+	for row, v := range m.byRow {
+		if v != 0 {
+			t.Fatalf("row %d of the released memory holds %d", row, v)
+		}
+	}
+	scorerMemory.Put(m)
+	again, fresh := g.scorer("lake boat river", defaultWordParams), g.scorer("lake boat river", defaultWordParams)
+	fresh.byRow, fresh.sims, fresh.memo = make([]int32, g.Len()), nil, map[string]int32{}
+	for _, x := range texts {
+		if a, b := again.score("", x), fresh.score("", x); a != b {
+			t.Fatalf("%q: %v with the memory handed on, %v with its own", x, a, b)
+		}
+	}
+}

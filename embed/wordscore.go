@@ -3,6 +3,7 @@ package embed
 import (
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/custody-mem/custody/internal/lexical"
 )
@@ -27,6 +28,7 @@ type wordScorer struct {
 	q       []queryWord
 	total   float32
 	byRow   []int32          // a table word's row -> 1 + offset of its similarities in sims; 0: not yet seen; -1: not a word that counts
+	touched []int32          // the rows of byRow set: release clears them
 	memo    map[string]int32 // the same for words the table does not hold
 	kept    int              // words remembered
 	sims    []float32        // len(q) per remembered word
@@ -104,13 +106,43 @@ func (s *wordScorer) score(texts ...string) float32 {
 // eachWord gives fn each word of text as the scorer reads it.
 func eachWord(text string, fn func(form string)) { lexical.EachWord(text, true, fn) }
 
-// ready makes the scorer's memory of text words on its first text.
+// ready makes the scorer's memory of text words on its first text,
+// from one a scorer released if there is one: a row for every word of
+// the table (200 KB) was most of what a search allocated, and the
+// collector's work followed it.
 func (s *wordScorer) ready() {
-	if s.byRow == nil {
+	if s.byRow != nil {
+		return
+	}
+	if m, _ := scorerMemory.Get().(*wordMemory); m != nil && len(m.byRow) == s.g.Len() {
+		s.byRow, s.sims = m.byRow, m.sims[:0]
+	} else {
 		s.byRow = make([]int32, s.g.Len())
-		s.memo = make(map[string]int32, 64)
 		s.sims = make([]float32, 0, 1024*len(s.q))
 	}
+	s.memo = make(map[string]int32, 64)
+}
+
+// wordMemory is a released scorer's memory of text words: byRow all
+// zero, sims of any length.
+type wordMemory struct {
+	byRow []int32
+	sims  []float32
+}
+
+var scorerMemory sync.Pool // *wordMemory
+
+// release gives the scorer's memory of text words to the next scorer's;
+// scoring again makes another.
+func (s *wordScorer) release() {
+	if s.byRow == nil {
+		return
+	}
+	for _, row := range s.touched {
+		s.byRow[row] = 0
+	}
+	scorerMemory.Put(&wordMemory{byRow: s.byRow, sims: s.sims})
+	s.byRow, s.sims, s.memo, s.touched, s.kept = nil, nil, nil, s.touched[:0], 0
 }
 
 // sum is the text's score from the query words' best similarities.
@@ -166,6 +198,7 @@ func (s *wordScorer) remember(form string, row int32) []float32 {
 		s.kept++
 		if row >= 0 {
 			s.byRow[row] = v
+			s.touched = append(s.touched, row)
 		} else {
 			s.memo[strings.Clone(form)] = v
 		}
