@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -293,23 +294,28 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 	if read != readChecked && copyDecides(q, also) {
 		kept = &s.search.texts
 	}
-	var out []eligibleHit
-	ids := map[int64]eligibleHit{}
+	var out, got []eligibleHit
 	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
-		clear(ids)
+		got = slices.Grow(got[:0], len(best))[:len(best)]
+		clear(got)
 		missing := best
 		if kept != nil {
-			missing = kept.take(best, ids)
+			missing = kept.take(best, got)
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
-			s.noteFacts(ids) // as readEligible notes the rows it reads
+			s.noteFacts(got) // as readEligible notes the rows it reads
 		}
-		if err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept, ids); err != nil {
+		read, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
+		if err != nil {
 			return nil, visible, true, err
 		}
-		for _, h := range best {
-			if e, found := ids[int64(h.Row)]; found && len(out) < q.Limit {
+		for i, h := range best {
+			e := got[i]
+			if e.rid == 0 {
+				e = read[int64(h.Row)]
+			}
+			if e.rid != 0 && len(out) < q.Limit {
 				e.score = h.Score
 				out = append(out, e)
 			}
@@ -330,11 +336,12 @@ func checkSize(n int) int {
 
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-// noteFacts notes the records of ids that are no episode (s.facts).
-func (s *Store) noteFacts(ids map[int64]eligibleHit) {
+// noteFacts notes the records of hits that are no episode (s.facts);
+// a zero hit is none.
+func (s *Store) noteFacts(hits []eligibleHit) {
 	var facts []string
-	for _, e := range ids {
-		if !e.episode {
+	for _, e := range hits {
+		if e.rid != 0 && !e.episode {
 			facts = append(facts, e.id)
 		}
 	}
@@ -349,12 +356,12 @@ func copyDecides(q custody.SearchQuery, also string) bool {
 	return also == "" && f.KeyPrefix == "" && f.CreatedAfter == nil && f.CreatedBefore == nil && len(f.Metadata) == 0
 }
 
-// readMissing reads into ids the records of best that pass filter (with
-// its arguments fargs), with their texts if texts, and keeps what it read
-// in kept (if not nil).
-func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, best []postings.Hit, texts bool, kept *searchTexts, ids map[int64]eligibleHit) error {
+// readMissing reads the records of best that pass filter (with its
+// arguments fargs), by rid, with their texts if texts, and keeps what it
+// read in kept (if not nil).
+func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, best []postings.Hit, texts bool, kept *searchTexts) (map[int64]eligibleHit, error) {
 	if len(best) == 0 {
-		return nil
+		return nil, nil
 	}
 	n := checkSize(len(best))
 	args := make([]any, 0, n+len(fargs))
@@ -370,18 +377,13 @@ func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, bes
 	}
 	read := make(map[int64]eligibleHit, len(best))
 	if err := s.readEligible(ctx, filter, n, append(args, fargs...), texts, read); err != nil {
-		return err
-	}
-	rows := make([]eligibleHit, 0, len(read))
-	for rid, e := range read {
-		ids[rid] = e
-		rows = append(rows, e)
+		return nil, err
 	}
 	if kept != nil {
-		kept.keep(epoch, rows)
-		s.search.textsRead.Add(int64(len(rows)))
+		kept.keep(epoch, read)
+		s.search.textsRead.Add(int64(len(read)))
 	}
-	return nil
+	return read, nil
 }
 
 // readEligible reads into ids, by rid, the records among the n rids of

@@ -75,19 +75,19 @@ func (k keptText) size() int {
 	return n
 }
 
-// take moves into ids the kept records of best and returns the others, in
-// order.
-func (t *searchTexts) take(best []postings.Hit, ids map[int64]eligibleHit) []postings.Hit {
+// take sets got[i] to best[i]'s record if it is kept (got is as long as
+// best, and zero where it is not) and returns the others, in order.
+func (t *searchTexts) take(best []postings.Hit, got []eligibleHit) []postings.Hit {
 	var missing []postings.Hit
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	for _, h := range best {
+	for i, h := range best {
 		k, ok := t.m[h.Row]
 		if !ok {
 			missing = append(missing, h)
 			continue
 		}
-		ids[int64(h.Row)] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode, form: k.form}
+		got[i] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode, form: k.form}
 	}
 	return missing
 }
@@ -101,7 +101,7 @@ func (t *searchTexts) begin() uint64 {
 
 // keep keeps the texts of rows read since begin gave epoch, unless a
 // removal came between.
-func (t *searchTexts) keep(epoch uint64, rows []eligibleHit) {
+func (t *searchTexts) keep(epoch uint64, rows map[int64]eligibleHit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.epoch != epoch || t.limit <= 0 {
@@ -111,10 +111,10 @@ func (t *searchTexts) keep(epoch uint64, rows []eligibleHit) {
 		t.m = make(map[uint32]keptText)
 	}
 	for _, e := range rows {
-		k := keptText{id: e.id, key: e.key, body: e.body, episode: e.episode}
-		if old, ok := t.m[uint32(e.rid)]; ok {
-			t.bytes -= old.size()
+		if _, ok := t.m[uint32(e.rid)]; ok {
+			continue // kept already, with its form if it has one
 		}
+		k := keptText{id: e.id, key: e.key, body: e.body, episode: e.episode}
 		t.m[uint32(e.rid)] = k
 		t.bytes += k.size()
 	}

@@ -181,23 +181,23 @@ func TestSearchTextsEmptiedByAnotherConnection(t *testing.T) {
 // bound, dropping some at random past it.
 func TestSearchTextsEpochAndBound(t *testing.T) {
 	texts := searchTexts{limit: 10 * (keptOverhead + 30)}
-	row := func(rid int64) eligibleHit {
-		return eligibleHit{rid: rid, id: "01JD0000000000000000000000", key: "", body: "four"}
+	row := func(rid int64) map[int64]eligibleHit {
+		return map[int64]eligibleHit{rid: {rid: rid, id: "01JD0000000000000000000000", key: "", body: "four"}}
 	}
 	e := texts.begin()
 	texts.remove(7)
-	texts.keep(e, []eligibleHit{row(7)})
+	texts.keep(e, row(7))
 	if n, _ := texts.held(); n != 0 {
 		t.Fatal("a read begun before a removal was kept")
 	}
 	e = texts.begin()
-	texts.keep(e, []eligibleHit{row(7)})
-	ids := map[int64]eligibleHit{}
-	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, ids); len(missing) != 1 || missing[0].Row != 8 || ids[7].body != "four" {
-		t.Fatalf("take: missing %v, found %v", missing, ids)
+	texts.keep(e, row(7))
+	got := make([]eligibleHit, 2)
+	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
+		t.Fatalf("take: missing %v, got %v", missing, got)
 	}
 	for rid := range int64(100) {
-		texts.keep(texts.begin(), []eligibleHit{row(rid)})
+		texts.keep(texts.begin(), row(rid))
 		if _, bytes := texts.held(); bytes > texts.limit {
 			t.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
 		}
