@@ -306,14 +306,14 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
 			s.noteFacts(got) // as readEligible notes the rows it reads
 		}
-		read, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
+		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
 		if err != nil {
 			return nil, visible, true, err
 		}
 		for i, h := range best {
 			e := got[i]
-			if e.rid == 0 {
-				e = read[int64(h.Row)]
+			if e.rid == 0 { // not kept: read now, if eligible
+				e = rows[int64(h.Row)]
 			}
 			if e.rid != 0 && len(out) < q.Limit {
 				e.score = h.Score

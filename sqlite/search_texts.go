@@ -55,10 +55,10 @@ type keptText struct {
 	form          embed.Form
 }
 
-// searchTextsBytes bounds the texts kept (about 100k short records), or
-// a quarter of the copy's own bound if that is less (serve
-// --search-memory). Past it a quarter of them, chosen at random, are
-// dropped.
+// searchTextsBytes bounds the texts kept (about 120k conversation turns
+// with their forms), or a quarter of the copy's own bound if that is
+// less (serve --search-memory). Past it a quarter of them, chosen at
+// random, are dropped.
 const searchTextsBytes = 64 << 20
 
 func searchTextsLimit(copyLimit int64) int { return int(max(0, min(searchTextsBytes, copyLimit/4))) }
