@@ -10,9 +10,11 @@ import (
 )
 
 // BenchmarkHeapServing reports the live heap of a service over the seeded
-// store (CUSTODY_BENCH_RECORDS records) after it has served searches: the
-// copy of the search index, its lexical maps and metadata hashes, the
-// store's caches and whatever else a serving process keeps, measured with
+// store (CUSTODY_BENCH_RECORDS records) after it has served searches of
+// the default mode (hybrid with CUSTODY_BENCH_EMBEDDER set): the copy of
+// the search index, its lexical maps and metadata hashes, the texts kept
+// beside it, the store's caches and whatever else a serving process
+// keeps, measured with
 // runtime.ReadMemStats after a collection. SQLite's page cache and mmap
 // live outside Go's heap and are not counted (Sys and the process's RSS
 // are reported beside). CUSTODY_BENCH_HEAPPROFILE=FILE writes a heap
@@ -23,9 +25,11 @@ func BenchmarkHeapServing(b *testing.B) {
 	e, alice := seeded(b, benchRecords(b))
 	i := 0
 	for b.Loop() {
-		hits, err := e.svc.Search(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
-		if err != nil || len(hits) == 0 {
-			b.Fatal(err, len(hits))
+		// The default mode, as serve's /v1/search: hybrid with an
+		// embedder (CUSTODY_BENCH_EMBEDDER), lexical without.
+		res, err := e.svc.SearchRanked(e.ctx, alice, custody.SearchInput{Query: term(i*7919) + " " + term((i+1)*7919+104729)})
+		if err != nil || len(res.Items) == 0 {
+			b.Fatal(err, res)
 		}
 		i++
 	}
@@ -45,6 +49,8 @@ func BenchmarkHeapServing(b *testing.B) {
 		f.Close()
 	}
 	_, index, _, _ := e.store.SearchIndexStats()
+	_, texts, _, _ := e.store.SearchTextsStats()
+	b.ReportMetric(float64(texts)/(1<<20), "texts-MiB")
 	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(m.HeapInuse)/(1<<20), "inuse-MiB")
 	b.ReportMetric(float64(m.Sys)/(1<<20), "sys-MiB")
