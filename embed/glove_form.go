@@ -110,6 +110,8 @@ func (s *wordScorer) scoreForm(f *gloveForm) float32 {
 	}
 	s.ready()
 	clear(s.best)
+	s.formWords = true
+	defer func() { s.formWords = false }()
 	start := 0
 	for _, c := range f.codes {
 		if c >= 0 {

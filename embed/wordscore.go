@@ -23,17 +23,21 @@ import (
 // lookups per word once their words have been seen. It is for one query
 // at a time: not safe for concurrent use.
 type wordScorer struct {
-	g       *wordVectors
-	p       wordParams
-	q       []queryWord
-	total   float32
-	byRow   []int32          // a table word's row -> 1 + offset of its similarities in sims; 0: not yet seen; -1: not a word that counts
-	touched []int32          // the rows of byRow set: release clears them
-	memo    map[string]int32 // the same for words the table does not hold
-	kept    int              // words remembered
-	sims    []float32        // len(q) per remembered word
-	best    []float32
-	scratch []float32 // a word's similarities when there is no room left
+	g     *wordVectors
+	p     wordParams
+	q     []queryWord
+	total float32
+	byRow []int32 // a table word's row -> 1 + offset of its similarities in sims; 0: not yet seen; -1: not a word that counts
+	// formWords is set while a form is scored: its words are held by the
+	// form, which outlives the query, and memo keys them as they are
+	// (a text's words are cloned, so as not to hold a long text).
+	formWords bool
+	touched   []int32          // the rows of byRow set: release clears them
+	memo      map[string]int32 // the same for words the table does not hold
+	kept      int              // words remembered
+	sims      []float32        // len(q) per remembered word
+	best      []float32
+	scratch   []float32 // a word's similarities when there is no room left
 }
 
 type queryWord struct {
@@ -200,7 +204,10 @@ func (s *wordScorer) remember(form string, row int32) []float32 {
 			s.byRow[row] = v
 			s.touched = append(s.touched, row)
 		} else {
-			s.memo[strings.Clone(form)] = v
+			if !s.formWords {
+				form = strings.Clone(form)
+			}
+			s.memo[form] = v
 		}
 	}
 	t := wordTerm(form)

@@ -294,7 +294,8 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 	if read != readChecked && copyDecides(q, also) {
 		kept = &s.search.texts
 	}
-	var out, got []eligibleHit
+	out := make([]eligibleHit, 0, min(q.Limit, len(hits)))
+	var got []eligibleHit
 	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
