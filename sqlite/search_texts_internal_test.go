@@ -26,16 +26,23 @@ func candidateTexts(t *testing.T, s *Store, q custody.SearchQuery) (map[string]s
 	return got, s.search.textsKept.Load() - before
 }
 
+// twoPlumbers is a store with the copy built over two of alice's facts
+// that mention a plumber (b keyed keyB), and the query that finds both.
+func twoPlumbers(t *testing.T, keyA, keyB string) (*Store, *custody.Record, *custody.Record, custody.SearchQuery) {
+	t.Helper()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
+	a, b := testRecord("the plumber sent an invoice", keyA), testRecord("the plumber fixed the sink", keyB)
+	putRecords(t, s, a, b)
+	buildCopyNow(t, s)
+	return s, a, b, custody.SearchQuery{Text: "plumber", Limit: 10}
+}
+
 // A ranking read again before it is returned (the semantic list's
 // candidates) takes the texts of the records it read before from the
 // store's memory, not from their rows; every answer is the one read from
 // the rows.
 func TestSearchTextsServeTheCandidates(t *testing.T) {
-	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
-	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "k1")
-	putRecords(t, s, a, b)
-	buildCopyNow(t, s)
-	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	s, a, b, q := twoPlumbers(t, "", "k1")
 	first, kept := candidateTexts(t, s, q)
 	if want := map[string]string{a.ID: a.Body, b.ID: b.Body}; !maps.Equal(first, want) || kept != 0 {
 		t.Fatalf("first read: %v (%d kept), want %v read from the rows", first, kept, want)
@@ -55,11 +62,7 @@ func TestSearchTextsServeTheCandidates(t *testing.T) {
 // after it scores the old body, while the other records stay kept.
 func TestSearchTextsForgetAnErasedBody(t *testing.T) {
 	ctx := t.Context()
-	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
-	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
-	putRecords(t, s, a, b)
-	buildCopyNow(t, s)
-	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	s, a, b, q := twoPlumbers(t, "", "")
 	candidateTexts(t, s, q)
 	if n, _ := s.search.texts.held(); n != 2 {
 		t.Fatalf("%d texts kept, want 2", n)
@@ -87,11 +90,7 @@ func TestSearchTextsForgetAnErasedBody(t *testing.T) {
 // moved it, and a kept text does not make a record eligible.
 func TestSearchTextsFollowEligibility(t *testing.T) {
 	ctx := t.Context()
-	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{})
-	a, b := testRecord("the plumber sent an invoice", ""), testRecord("the plumber fixed the sink", "")
-	putRecords(t, s, a, b)
-	buildCopyNow(t, s)
-	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	s, a, b, q := twoPlumbers(t, "", "")
 	if got, _ := candidateTexts(t, s, q); len(got) != 2 {
 		t.Fatalf("before: %v, want both", got)
 	}
