@@ -2,7 +2,6 @@ package custody_test
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,19 +136,7 @@ func TestVerifyDetectsRollback(t *testing.T) {
 }
 
 func copyFile(t *testing.T, from, to string) {
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := copyOneFile(from, to); err != nil {
 		t.Fatal(err)
 	}
 }
