@@ -111,7 +111,6 @@ func (s *wordScorer) scoreForm(f *gloveForm) float32 {
 	s.ready()
 	clear(s.best)
 	s.formWords = true
-	defer func() { s.formWords = false }()
 	start := 0
 	for _, c := range f.codes {
 		if c >= 0 {
@@ -122,6 +121,7 @@ func (s *wordScorer) scoreForm(f *gloveForm) float32 {
 		s.matchRow(f.oov[start:end], -1)
 		start = end
 	}
+	s.formWords = false
 	return s.sum()
 }
 

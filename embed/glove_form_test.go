@@ -19,6 +19,11 @@ var formWords = []string{
 	"bank", "camping", "campfire", "hike", "hiking", "kids", "children", "painting", "painted", "sunset",
 	"Caroline", "Melanie", "ACCT-7777", "ACCT-7778", "acct", "7777", "2023", "bob@example.com", "payee.iban",
 	"ＡＣＣＴ－７７７７", "café", "naïve", "&amp;", "&#65;cct", `{"payee":"ACCT-7777"}`, "follow-up", "zyxwv",
+	// the spellings real content has: a no-break space and hyphen inside
+	// an identifier, zero-width and bidi characters, other digit sets,
+	// number notations, escaped and nested structured values
+	"ACCT 7777", "ACCT‑7777", "AC​CT-77‍77", "‮ACCT-7777‬", "ACCT-٧٧٧٧", "१२३४",
+	"1,000.50", "1.000,50", "1e3", "$1,200", `{"iban":"DE89\u00a03704","amount":[1200,"EUR"]}`, "pay&#x65;e",
 }
 
 // A record scored from its form scores exactly as from its text, for any

@@ -201,6 +201,10 @@ func (si *searchIndex) apply(c committed, ok bool) {
 	if !ok {
 		return
 	}
+	// Erased bodies leave the texts whatever state the copy is in: a
+	// search that ranked before the copy was dropped (or began to be
+	// built) may have kept texts after the drop emptied them.
+	si.texts.forget(c.ops)
 	if si.building {
 		si.replay = append(si.replay, c)
 		return
@@ -261,7 +265,6 @@ func (si *searchIndex) applyLocked(c committed) {
 		switch {
 		case op.remove:
 			si.x.Remove(uint32(op.rid), op.body, op.key, op.at.Meta)
-			si.texts.remove(uint32(op.rid))
 		case op.move:
 			si.x.Move(uint32(op.rid), op.at.Part)
 		default:

@@ -350,11 +350,14 @@ func (s *Store) noteFacts(hits []eligibleHit) {
 }
 
 // copyDecides reports whether the copy's ranking of q keeps exactly the
-// records the store's condition would (search_texts.go): q filters by
-// nothing the copy keeps loosely, and the ranking adds no condition.
+// records the store's condition would (search_texts.go): the ranking adds
+// no condition, and q has no filter the store applies in SQL beyond the
+// eligibility, namespace and class the copy keeps exactly (filterSQL's
+// filters the copy keeps widened or hashed, and any filter added there
+// later).
 func copyDecides(q custody.SearchQuery, also string) bool {
-	f := q.Filters
-	return also == "" && f.KeyPrefix == "" && f.CreatedAfter == nil && f.CreatedBefore == nil && len(f.Metadata) == 0
+	fq, _ := filterSQL(q.Filters)
+	return also == "" && fq == ""
 }
 
 // readMissing reads the records of best that pass filter (with its

@@ -32,9 +32,9 @@ import (
 //
 // A text kept is the record's as written: a record's id, key and class
 // never change, and its body only when it is erased, which takes the
-// record out of the texts as the copy takes the erasure (applyLocked),
-// before a search that read the erasure's position ranks (rankHeld waits
-// for it). A read begun before a removal is not kept (epoch), so a row
+// record out of the texts as the writer gives its commit to the copy
+// (searchIndex.apply, whatever state the copy is in), before a search
+// that read the erasure's position ranks (rankHeld waits for it). A read begun before a removal is not kept (epoch), so a row
 // read from an older snapshot cannot come back after it. When the copy is
 // dropped (another process's commit, which this store never sees as
 // changes) the texts are emptied with it.
@@ -163,6 +163,20 @@ func (t *searchTexts) setForms(fs []formed) {
 		t.bytes += k.size()
 	}
 	t.trimLocked()
+}
+
+// forget drops the texts of the records a commit of this store's writer
+// took out of the index (ops: an erasure's removal), and every text if it
+// rebuilt the index.
+func (t *searchTexts) forget(ops []indexOp) {
+	for _, op := range ops {
+		switch {
+		case op.reset:
+			t.empty()
+		case op.remove:
+			t.remove(uint32(op.rid))
+		}
+	}
 }
 
 // remove drops a record's text (its erasure).

@@ -256,3 +256,37 @@ func TestSearchTextsKeepTheForms(t *testing.T) {
 		t.Fatalf("after erasing %s: forms %v, want only %s's", a.ID, got, b.ID)
 	}
 }
+
+// An erasure committed while the copy is dropped still takes the body
+// out of the texts: a search that ranked before the drop may have kept
+// it after the drop emptied them.
+func TestSearchTextsForgetAnErasureWithoutACopy(t *testing.T) {
+	ctx := t.Context()
+	s, a, b, q := twoPlumbers(t, "", "")
+	candidateTexts(t, s, q)
+	s.search.mu.Lock()
+	s.search.x = nil // dropped, its texts kept by a search in flight
+	s.search.mu.Unlock()
+	erased := *a
+	erased.Body, erased.Erased = "", true
+	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
+		t.Fatal(err)
+	}
+	s.search.texts.mu.RLock()
+	defer s.search.texts.mu.RUnlock()
+	if _, ok := s.search.texts.m[uint32(ridOf(t, s, a.ID))]; ok {
+		t.Fatal("the erased body is still kept")
+	}
+	if _, ok := s.search.texts.m[uint32(ridOf(t, s, b.ID))]; !ok {
+		t.Fatal("the other record's text was dropped with it")
+	}
+}
+
+func ridOf(t *testing.T, s *Store, id string) int64 {
+	t.Helper()
+	var rid int64
+	if err := s.DB().QueryRowContext(t.Context(), `SELECT rid FROM records WHERE id = ?`, id).Scan(&rid); err != nil {
+		t.Fatal(err)
+	}
+	return rid
+}
