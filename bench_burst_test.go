@@ -1,7 +1,11 @@
 package custody_test
 
 import (
+	"fmt"
+	"math"
 	"os"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,6 +63,9 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 		}
 		var samples []sample
 		stop := make(chan struct{})
+		if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+			go watchGC(stop)
+		}
 		var searchers sync.WaitGroup
 		for s := range burstSearchers {
 			searchers.Go(func() {
@@ -92,9 +99,16 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 		next += burstWrites
 		writes += burstWrites
 		writing += end.Sub(start)
-		time.Sleep(burstAfter)
+		if f := os.Getenv("CUSTODY_BENCH_AFTER_PROFILE"); f != "" {
+			profileFor(b, f, burstAfter)
+		} else {
+			time.Sleep(burstAfter)
+		}
 		close(stop)
 		searchers.Wait()
+		if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+			printTimeline(b, start, end, samples, func(s sample) (time.Time, time.Duration) { return s.at, s.d })
+		}
 		for _, s := range samples {
 			switch {
 			case s.at.Before(start):
@@ -124,4 +138,87 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 	if ranked := copy1 - copy0 + fts1 - fts0; ranked > 0 {
 		b.ReportMetric(100*float64(fts1-fts0)/float64(ranked), "%ranked-by-FTS5")
 	}
+}
+
+// gcAt are the times the collector's cycle count was seen to grow
+// (watchGC, with CUSTODY_BENCH_VERBOSE).
+var (
+	gcMu sync.Mutex
+	gcAt []time.Time
+)
+
+// watchGC notes, every millisecond until stop, when a collection ended.
+func watchGC(stop <-chan struct{}) {
+	m := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	last := uint64(0)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Millisecond):
+		}
+		metrics.Read(m)
+		if n := m[0].Value.Uint64(); n != last {
+			gcMu.Lock()
+			gcAt = append(gcAt, time.Now())
+			gcMu.Unlock()
+			last = n
+		}
+	}
+}
+
+// printTimeline prints, for each half second of the run, the searches
+// that ended in it (count, p50, p99, max) and the collections seen,
+// relative to the burst's start and end.
+func printTimeline[S any](b *testing.B, start, end time.Time, samples []S, at func(S) (time.Time, time.Duration)) {
+	const window = 500 * time.Millisecond
+	win := func(t time.Time) int { return int(math.Floor(float64(t.Sub(start)) / float64(window))) }
+	byWin := map[int][]time.Duration{}
+	first, last := 0, 0
+	for _, s := range samples {
+		t, d := at(s)
+		w := win(t)
+		byWin[w] = append(byWin[w], d)
+		first, last = min(first, w), max(last, w)
+	}
+	gcMu.Lock()
+	gcs := map[int]int{}
+	for _, t := range gcAt {
+		gcs[win(t)]++
+	}
+	gcAt = nil
+	gcMu.Unlock()
+	for w := first; w <= last; w++ {
+		ds := byWin[w]
+		phase := "rest"
+		if t := start.Add(time.Duration(w) * window); !t.Before(end) {
+			phase = "after"
+		} else if !t.Before(start) {
+			phase = "during"
+		}
+		if len(ds) == 0 {
+			fmt.Fprintf(os.Stderr, "%+6.1fs %-6s      0 searches                               gc %d\n", float64(w)/2, phase, gcs[w])
+			continue
+		}
+		slices.Sort(ds)
+		fmt.Fprintf(os.Stderr, "%+6.1fs %-6s %6d searches p50 %6.1f p99 %6.1f max %6.1f ms gc %d\n", float64(w)/2, phase, len(ds),
+			ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), ms(ds[len(ds)-1]), gcs[w])
+	}
+	_ = b
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// profileFor writes a CPU profile of the next d to file.
+func profileFor(b *testing.B, file string, d time.Duration) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(d)
+	pprof.StopCPUProfile()
 }

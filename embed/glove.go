@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // gloveTable holds GloVe word vectors of the 50,000 most frequent a-z
@@ -26,12 +27,16 @@ var gloveTable []byte
 // computed on their int8 vectors. Read-only once loaded, so safe for
 // concurrent use.
 type wordVectors struct {
+	tag   uint32 // this table's, in the forms derived from it (glove_form.go)
 	dim   int
 	rows  map[string]int32
 	words []string  // row -> word
 	vecs  []int8    // row-major, dim per row
 	norms []float32 // 1/|v| per row
 }
+
+// tableTags numbers the tables read, so that a form tells which it is of.
+var tableTags atomic.Uint32
 
 var (
 	wordsOnce sync.Once
@@ -63,7 +68,7 @@ func readWordVectors(gz []byte) (*wordVectors, error) {
 	if r.err != nil || dim <= 0 || n <= 0 || n > 1<<22 || dim > 4096 {
 		return nil, errors.New("embed: glove table: bad header (run go generate in embed/)")
 	}
-	g := &wordVectors{dim: dim, rows: make(map[string]int32, n), words: make([]string, n), norms: make([]float32, n)}
+	g := &wordVectors{tag: tableTags.Add(1), dim: dim, rows: make(map[string]int32, n), words: make([]string, n), norms: make([]float32, n)}
 	for i := range n {
 		w := r.str()
 		g.rows[w] = int32(i)

@@ -1,36 +1,36 @@
 package embed
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
-// gloveForm is a record's text as the glove scorer reads it: each word
-// that counts (no function word) once, the table's words by their row,
-// the others (names, numbers, identifiers) as they are. A text's score
-// is, for each query word, its best similarity to any of the text's
-// words, so neither the order of the words nor their repetition matters:
-// scoring the form gives the text's score exactly.
+// A glove form is a record's text as the glove scorer reads it: each
+// word that counts (no function word) once, the table's words by their
+// row, the others (names, numbers, identifiers) as they are. A text's
+// score is, for each query word, its best similarity to any of the
+// text's words, so neither the order of the words nor their repetition
+// matters: scoring the form gives the text's score exactly.
 //
-// It is three allocations, whatever its words: a store keeps one for
-// each of up to some hundred thousand records, and the collector walks
-// them all.
-type gloveForm struct {
-	wv *wordVectors // the table the rows are of
-	// codes are the words: a row of the table (>= 0), or, for a word the
-	// table lacks, -1 - the end of its bytes in oov (it starts where the
-	// previous such word ends).
-	codes []int32
-	oov   string
-}
-
-func (f *gloveForm) Bytes() int { return 64 + 4*len(f.codes) + len(f.oov) }
+// It is one slice of bytes with no pointer in it: a store keeps one for
+// each of up to some hundred thousand records, and the collector has
+// nothing in them to walk. Its layout, little-endian:
+//
+//	[0:4]         the table's tag (wordVectors.tag)
+//	[4:8]         n, the number of words
+//	[8:8+4n]      the words: a row of the table (>= 0), or, for a word
+//	              the table lacks, -1 - the end of its bytes in the rest
+//	              (it starts where the previous such word ends)
+//	[8+4n:]       the bytes of the words the table lacks
+const formHeader = 8
 
 // form derives the form of texts read as one. A function word (the
 // scorer's stopwords) is left out; any other word the scorer would not
 // count costs a slot and changes nothing.
-func (g *wordVectors) form(texts ...string) *gloveForm {
-	f := &gloveForm{wv: g}
+func (g *wordVectors) form(texts ...string) Form {
+	var codes []int32
 	var oov strings.Builder
 	// seen holds the words met past the first formLinear: a long text is
 	// not compared with each of its words for each of them.
@@ -44,10 +44,10 @@ func (g *wordVectors) form(texts ...string) *gloveForm {
 			return true
 		}
 		if row >= 0 {
-			return !slices.Contains(f.codes, row)
+			return !slices.Contains(codes, row)
 		}
 		held, start := oov.String(), 0
-		for _, c := range f.codes {
+		for _, c := range codes {
 			if c < 0 {
 				if end := int(-1 - c); held[start:end] == form {
 					return false
@@ -68,19 +68,35 @@ func (g *wordVectors) form(texts ...string) *gloveForm {
 				return
 			}
 			if row >= 0 {
-				f.codes = append(f.codes, row)
+				codes = append(codes, row)
 			} else {
 				oov.WriteString(form)
-				f.codes = append(f.codes, int32(-1-oov.Len()))
+				codes = append(codes, int32(-1-oov.Len()))
 			}
-			if seen == nil && len(f.codes) == formLinear {
+			if seen == nil && len(codes) == formLinear {
 				seen = make(map[string]bool, 2*formLinear)
-				f.eachWord(oov.String(), func(w string) { seen[w] = true })
+				for _, c := range codes {
+					if c >= 0 {
+						seen[g.words[c]] = true
+					}
+				}
+				held, start := oov.String(), 0
+				for _, c := range codes {
+					if c < 0 {
+						seen[held[start:-1-c]] = true
+						start = int(-1 - c)
+					}
+				}
 			}
 		})
 	}
-	f.codes = slices.Clip(f.codes)
-	f.oov = strings.Clone(oov.String())
+	f := make(Form, formHeader+4*len(codes)+oov.Len())
+	binary.LittleEndian.PutUint32(f, g.tag)
+	binary.LittleEndian.PutUint32(f[4:], uint32(len(codes)))
+	for i, c := range codes {
+		binary.LittleEndian.PutUint32(f[formHeader+4*i:], uint32(c))
+	}
+	copy(f[formHeader+4*len(codes):], oov.String())
 	return f
 }
 
@@ -88,41 +104,55 @@ func (g *wordVectors) form(texts ...string) *gloveForm {
 // one before it keeps a set of them.
 const formLinear = 64
 
-// eachWord gives fn each word of f, with oov as f's words the table
-// lacks (f.oov once it is set).
-func (f *gloveForm) eachWord(oov string, fn func(w string)) {
+// eachFormWord gives fn each word of f (derived from g's table) with its
+// row of the table, or -1; false if f is not a form of g's
+// table, or is malformed, in which case fn may have been given some of
+// its words. The words the table lacks are f's own bytes, not copied: a
+// form is never changed once derived.
+func (g *wordVectors) eachFormWord(f Form, fn func(word string, row int32)) bool {
+	if len(f) < formHeader || binary.LittleEndian.Uint32(f) != g.tag {
+		return false
+	}
+	n := int(binary.LittleEndian.Uint32(f[4:]))
+	if n > (len(f)-formHeader)/4 {
+		return false
+	}
+	oov := f[formHeader+4*n:]
 	start := 0
-	for _, c := range f.codes {
+	for i := range n {
+		c := int32(binary.LittleEndian.Uint32(f[formHeader+4*i:]))
 		if c >= 0 {
-			fn(f.wv.words[c])
+			if int(c) >= len(g.words) {
+				return false
+			}
+			fn(g.words[c], c)
 			continue
 		}
 		end := int(-1 - c)
-		fn(oov[start:end])
+		if end <= start || end > len(oov) {
+			return false
+		}
+		fn(unsafe.String(&oov[start], end-start), -1)
 		start = end
 	}
+	return true
 }
 
-// scoreForm is score of the texts f was derived from.
-func (s *wordScorer) scoreForm(f *gloveForm) float32 {
+// scoreForm is the score of the texts f was derived from; ok is false if
+// f is no form of this scorer's table.
+func (s *wordScorer) scoreForm(f Form) (score float32, ok bool) {
 	if len(s.q) == 0 {
-		return 0
+		return 0, len(f) >= formHeader && binary.LittleEndian.Uint32(f) == s.g.tag
 	}
 	s.ready()
 	clear(s.best)
 	s.formWords = true
-	start := 0
-	for _, c := range f.codes {
-		if c >= 0 {
-			s.matchRow(s.g.words[c], c)
-			continue
-		}
-		end := int(-1 - c)
-		s.matchRow(f.oov[start:end], -1)
-		start = end
-	}
+	ok = s.g.eachFormWord(f, s.matchRow)
 	s.formWords = false
-	return s.sum()
+	if !ok {
+		return 0, false
+	}
+	return s.sum(), true
 }
 
 // Form derives the form of a record's key and body (a JSON body's values,
@@ -131,11 +161,11 @@ func (s *GloveScorer) Form(key, body string) Form { return s.ws.g.form(key, body
 
 // AddForm scores one record by its form, as Add scores its text.
 func (s *GloveScorer) AddForm(id string, f Form) bool {
-	gf, ok := f.(*gloveForm)
-	if !ok || gf.wv != s.ws.g {
+	sc, ok := s.ws.scoreForm(f)
+	if !ok {
 		return false
 	}
-	if sc := s.ws.scoreForm(gf); sc > 0 {
+	if sc > 0 {
 		s.ids = append(s.ids, id)
 		s.scores = append(s.scores, sc)
 	}

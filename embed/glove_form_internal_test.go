@@ -30,7 +30,7 @@ func TestGloveFormOfALongText(t *testing.T) {
 		text := strings.Join(words, " ")
 		f := g.form("payee", text)
 		distinct := map[string]bool{}
-		f.eachWord(f.oov, func(w string) {
+		g.eachFormWord(f, func(w string, _ int32) {
 			if distinct[w] {
 				t.Fatalf("round %d: %q twice in the form", round, w)
 			}
@@ -38,7 +38,8 @@ func TestGloveFormOfALongText(t *testing.T) {
 		})
 		for _, q := range []string{"payee account", words[0] + " " + words[len(words)-1], "ACCT-17 zq5x river"} {
 			a, b := g.scorer(q, defaultWordParams), g.scorer(q, defaultWordParams)
-			if x, y := a.score("payee", text), b.scoreForm(f); x != y {
+			y, ok := b.scoreForm(f)
+			if x := a.score("payee", text); x != y || !ok {
 				t.Fatalf("round %d, query %q: the text scores %v, its form %v", round, q, x, y)
 			}
 		}

@@ -73,14 +73,12 @@ func TestGloveFormRefusedElsewhere(t *testing.T) {
 	if ids, _ := s.Top(1); len(ids) != 1 {
 		t.Fatalf("the form scored nothing: %v", ids)
 	}
-	if s.AddForm("2", otherForm{}) {
-		t.Fatal("a glove scorer took a form it did not derive")
+	for _, other := range []embed.Form{nil, {1, 2, 3}, append(embed.Form{0xff, 0xff, 0xff, 0x7f}, f[4:]...)} {
+		if s.AddForm("2", other) {
+			t.Fatalf("a glove scorer took a form it did not derive: %v", other)
+		}
 	}
-	if f.Bytes() <= 0 {
+	if len(f) == 0 {
 		t.Fatal("a form of no bytes")
 	}
 }
-
-type otherForm struct{}
-
-func (otherForm) Bytes() int { return 1 }

@@ -35,10 +35,11 @@ type TextScorer interface {
 
 // A Form is what a scorer derives from a record's text, to score it
 // again for another query without reading the text: a store that keeps
-// texts in memory keeps their forms with them. Bytes is its memory.
-type Form interface {
-	Bytes() int
-}
+// texts in memory keeps their forms with them, and may keep them in
+// memory of its own (they hold no pointer). A form is never changed once
+// derived, by its scorer or by a store: a scorer may read from it while
+// scoring without copying it.
+type Form []byte
 
 // FormScorer is a TextScorer that scores a record from its Form.
 type FormScorer interface {

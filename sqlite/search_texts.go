@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/postings"
@@ -34,45 +36,112 @@ import (
 // never change, and its body only when it is erased, which takes the
 // record out of the texts as the writer gives its commit to the copy
 // (searchIndex.apply, whatever state the copy is in), before a search
-// that read the erasure's position ranks (rankHeld waits for it). A read begun before a removal is not kept (epoch), so a row
-// read from an older snapshot cannot come back after it. When the copy is
+// that read the erasure's position ranks (rankHeld waits for it). A read
+// begun before a removal is not kept (epoch), so a row read from an
+// older snapshot cannot come back after it. When the copy is
 // dropped (another process's commit, which this store never sees as
 // changes) the texts are emptied with it.
+//
+// The texts are kept in chunks of bytes with no pointer in them (ids,
+// keys, bodies and forms side by side), indexed by a map of plain
+// offsets: at 100k records the texts are a few hundred thousand strings
+// and forms, which the collector would otherwise walk on every cycle
+// (a quarter of a search's CPU, measured). Rankings are given strings
+// and forms that view the chunks; a chunk's bytes are never changed once
+// written, and a dropped chunk is left to the collector as a string no
+// longer kept is. Past the bound the oldest chunks are dropped; an
+// erasure drops the chunks its text and form are in, after writing the
+// other texts they held into the newest.
 type searchTexts struct {
-	mu    sync.RWMutex
-	epoch uint64 // counts removals: a read begun before one is not kept
-	m     map[uint32]keptText
-	bytes int
-	limit int
+	mu     sync.RWMutex
+	epoch  uint64 // counts removals: a read begun before one is not kept
+	m      map[uint32]textRef
+	chunks []textChunk // oldest first; chunks[i] is chunk number base+i
+	base   uint32
+	bytes  int // the chunks' capacity and the map's entries
+	limit  int
 }
 
-// keptText is one record's id, key, body and class as the texts keep
-// it, and the form a scorer derived from them (embed.Form; nil until
-// one does), which is the text's as much as the text is.
-type keptText struct {
-	id, key, body string
-	episode       bool
-	form          embed.Form
+// textChunk is bytes of texts and forms, written up to len(b) and never
+// changed below it, and the records whose text or form was written in it
+// (some since written again elsewhere). A dropped chunk has b nil.
+type textChunk struct {
+	b    []byte
+	rids []uint32
+}
+
+// textRef is where a kept record's text and form are: the id, key and
+// body one after another from off in chunk text, the form from foff in
+// chunk form (if hasForm).
+type textRef struct {
+	text, off           uint32
+	idLen, keyLen       uint32
+	bodyLen             uint32
+	form, foff, formLen uint32
+	episode, hasForm    bool
 }
 
 // searchTextsBytes bounds the texts kept (about 120k conversation turns
 // with their forms), or a quarter of the copy's own bound if that is
-// less (serve --search-memory). Past it a quarter of them, chosen at
-// random, are dropped.
+// less (serve --search-memory). Past it the oldest chunks are dropped, to
+// three quarters of it.
 const searchTextsBytes = 64 << 20
 
 func searchTextsLimit(copyLimit int64) int { return int(max(0, min(searchTextsBytes, copyLimit/4))) }
 
-// keptOverhead is what a kept text costs beyond its strings' bytes: its
-// map slot and string headers.
-const keptOverhead = 80
+// keptOverhead is what a kept text costs beyond its bytes: its map slot
+// and its place in a chunk's records.
+const keptOverhead = 56
 
-func (k keptText) size() int {
-	n := len(k.id) + len(k.key) + len(k.body) + keptOverhead
-	if k.form != nil {
-		n += k.form.Bytes()
+// chunkSize is a chunk's capacity: a sixteenth of the bound, between 256
+// bytes and 256 KiB (a text longer than that has a chunk of its own).
+func (t *searchTexts) chunkSize() int { return min(256<<10, max(256, t.limit/16)) }
+
+// view is n bytes of chunk c from off, as a string.
+func (t *searchTexts) view(c, off, n uint32) string {
+	if n == 0 {
+		return ""
 	}
-	return n
+	return unsafe.String(&t.chunks[c-t.base].b[off], n)
+}
+
+// hit is the kept record rid as a ranking reads it.
+func (t *searchTexts) hit(rid uint32, r textRef) eligibleHit {
+	e := eligibleHit{
+		rid:     int64(rid),
+		id:      t.view(r.text, r.off, r.idLen),
+		key:     t.view(r.text, r.off+r.idLen, r.keyLen),
+		body:    t.view(r.text, r.off+r.idLen+r.keyLen, r.bodyLen),
+		episode: r.episode,
+	}
+	if r.hasForm {
+		b := t.chunks[r.form-t.base].b
+		e.form = embed.Form(b[r.foff : r.foff+r.formLen : r.foff+r.formLen])
+	}
+	return e
+}
+
+// write writes parts one after another into the newest chunk (a new one
+// if they do not fit) for record rid, and returns the chunk and offset.
+func (t *searchTexts) write(rid uint32, parts ...string) (c, off uint32) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	last := len(t.chunks) - 1
+	if last < 0 || t.chunks[last].b == nil || len(t.chunks[last].b)+n > cap(t.chunks[last].b) {
+		size := max(t.chunkSize(), n)
+		t.chunks = append(t.chunks, textChunk{b: make([]byte, 0, size)})
+		t.bytes += size
+		last++
+	}
+	ch := &t.chunks[last]
+	off = uint32(len(ch.b))
+	for _, p := range parts {
+		ch.b = append(ch.b, p...)
+	}
+	ch.rids = append(ch.rids, rid)
+	return t.base + uint32(last), off
 }
 
 // take sets got[i] to best[i]'s record if it is kept (got is as long as
@@ -82,12 +151,12 @@ func (t *searchTexts) take(best []postings.Hit, got []eligibleHit) []postings.Hi
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for i, h := range best {
-		k, ok := t.m[h.Row]
+		r, ok := t.m[h.Row]
 		if !ok {
 			missing = append(missing, h)
 			continue
 		}
-		got[i] = eligibleHit{rid: int64(h.Row), id: k.id, key: k.key, body: k.body, episode: k.episode, form: k.form}
+		got[i] = t.hit(h.Row, r)
 	}
 	return missing
 }
@@ -108,31 +177,72 @@ func (t *searchTexts) keep(epoch uint64, rows map[int64]eligibleHit) {
 		return
 	}
 	if t.m == nil {
-		t.m = make(map[uint32]keptText)
+		t.m = make(map[uint32]textRef)
 	}
 	for _, e := range rows {
-		if _, ok := t.m[uint32(e.rid)]; ok {
+		rid := uint32(e.rid)
+		if _, ok := t.m[rid]; ok {
 			continue // kept already, with its form if it has one
 		}
-		k := keptText{id: e.id, key: e.key, body: e.body, episode: e.episode}
-		t.m[uint32(e.rid)] = k
-		t.bytes += k.size()
+		c, off := t.write(rid, e.id, e.key, e.body)
+		t.m[rid] = textRef{text: c, off: off, idLen: uint32(len(e.id)), keyLen: uint32(len(e.key)), bodyLen: uint32(len(e.body)), episode: e.episode}
+		t.bytes += keptOverhead
 	}
 	t.trimLocked()
 }
 
-// trimLocked drops texts at random, from a random start in the map,
-// while they pass the bound, to three quarters of it.
+// trimLocked drops the oldest chunks while the texts pass the bound, to
+// three quarters of it.
 func (t *searchTexts) trimLocked() {
 	if t.bytes <= t.limit {
 		return
 	}
-	for rid, k := range t.m {
-		delete(t.m, rid)
-		if t.bytes -= k.size(); t.bytes <= t.limit*3/4 {
-			return
-		}
+	for len(t.chunks) > 0 && t.bytes > t.limit*3/4 {
+		t.dropLocked(t.base, false)
+		t.chunks, t.base = t.chunks[1:], t.base+1
 	}
+	if len(t.chunks) == 0 {
+		t.chunks = nil // the array's memory goes too
+	}
+}
+
+// dropLocked drops chunk c and the records whose text or form is in it;
+// with keepOthers, the other records are written into the newest chunk
+// first (a chunk dropped for an erasure in it).
+func (t *searchTexts) dropLocked(c uint32, keepOthers bool) {
+	ch := &t.chunks[c-t.base]
+	if ch.b == nil {
+		return
+	}
+	if keepOthers && c == t.base+uint32(len(t.chunks))-1 {
+		t.chunks = append(t.chunks, textChunk{}) // write the others elsewhere
+		ch = &t.chunks[c-t.base]
+	}
+	rids := ch.rids
+	for _, rid := range rids {
+		r, ok := t.m[rid]
+		in := ok && (r.text == c || r.hasForm && r.form == c)
+		if !in {
+			continue
+		}
+		if !keepOthers {
+			delete(t.m, rid)
+			t.bytes -= keptOverhead
+			continue
+		}
+		if r.text == c {
+			id, key, body := t.view(r.text, r.off, r.idLen), t.view(r.text, r.off+r.idLen, r.keyLen), t.view(r.text, r.off+r.idLen+r.keyLen, r.bodyLen)
+			r.text, r.off = t.write(rid, id, key, body)
+		}
+		if r.hasForm && r.form == c {
+			b := t.chunks[r.form-t.base].b
+			r.form, r.foff = t.write(rid, string(b[r.foff:r.foff+r.formLen]))
+		}
+		t.m[rid] = r
+	}
+	ch = &t.chunks[c-t.base]
+	t.bytes -= cap(ch.b)
+	*ch = textChunk{}
 }
 
 // formed is a form a scorer derived from a record's text as a ranking
@@ -153,14 +263,17 @@ func (t *searchTexts) setForms(fs []formed) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, f := range fs {
-		k, ok := t.m[uint32(f.hit.rid)]
-		if !ok || k.form != nil || k.id != f.hit.id || k.key != f.hit.key || k.body != f.hit.body {
+		rid := uint32(f.hit.rid)
+		r, ok := t.m[rid]
+		if !ok || r.hasForm {
 			continue
 		}
-		t.bytes -= k.size()
-		k.form = f.form
-		t.m[uint32(f.hit.rid)] = k
-		t.bytes += k.size()
+		if k := t.hit(rid, r); k.id != f.hit.id || k.key != f.hit.key || k.body != f.hit.body {
+			continue
+		}
+		r.form, r.foff = t.write(rid, string(f.form))
+		r.formLen, r.hasForm = uint32(len(f.form)), true
+		t.m[rid] = r
 	}
 	t.trimLocked()
 }
@@ -179,15 +292,25 @@ func (t *searchTexts) forget(ops []indexOp) {
 	}
 }
 
-// remove drops a record's text (its erasure).
+// remove drops a record's text (its erasure), and with it every chunk
+// its bytes were written in: its text, its form, and a form written
+// after its text was dropped for the bound. Their other records are
+// written again into the newest chunk, and the erased bytes are left to
+// the collector.
 func (t *searchTexts) remove(rid uint32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.epoch++
-	if k, ok := t.m[rid]; ok {
+	if _, ok := t.m[rid]; ok {
 		delete(t.m, rid)
-		t.bytes -= k.size()
+		t.bytes -= keptOverhead
 	}
+	for i := range len(t.chunks) { // not the chunks written meanwhile
+		if slices.Contains(t.chunks[i].rids, rid) {
+			t.dropLocked(t.base+uint32(i), true)
+		}
+	}
+	t.trimLocked()
 }
 
 // empty drops every text.
@@ -195,7 +318,7 @@ func (t *searchTexts) empty() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.epoch++
-	t.m, t.bytes = nil, 0
+	t.m, t.chunks, t.bytes = nil, nil, 0
 }
 
 // SearchTextsStats reports on the texts kept beside the copy

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/postings"
+	"pgregory.net/rapid"
 )
 
 // candidateTexts is CandidateTexts for alice: the texts given, by id, and
@@ -76,13 +79,25 @@ func TestSearchTextsForgetAnErasedBody(t *testing.T) {
 	if _, ok := got[a.ID]; ok || got[b.ID] != b.Body || kept != 1 {
 		t.Fatalf("after the erasure: %v with %d kept; want only %s's text, kept", got, kept, b.ID)
 	}
-	s.search.texts.mu.RLock()
-	defer s.search.texts.mu.RUnlock()
-	for _, k := range s.search.texts.m {
-		if k.id == a.ID || strings.Contains(k.body, "invoice") {
-			t.Fatalf("the erased body is still kept: %+v", k)
+	if s.search.texts.holds(ridOf(t, s, a.ID), "invoice") {
+		t.Fatal("the erased body is still kept")
+	}
+}
+
+// holds reports whether the texts keep record rid, or hold the bytes of
+// sub in any chunk (a body left in memory they keep).
+func (t *searchTexts) holds(rid int64, sub string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if _, ok := t.m[uint32(rid)]; ok {
+		return true
+	}
+	for _, c := range t.chunks {
+		if strings.Contains(string(c.b), sub) {
+			return true
 		}
 	}
+	return false
 }
 
 // A record that leaves the caller's reach (quarantined, or shared with no
@@ -177,9 +192,9 @@ func TestSearchTextsEmptiedByAnotherConnection(t *testing.T) {
 }
 
 // A read begun before a removal keeps nothing; the texts keep to their
-// bound, dropping some at random past it.
+// bound, dropping the oldest past it.
 func TestSearchTextsEpochAndBound(t *testing.T) {
-	texts := searchTexts{limit: 10 * (keptOverhead + 30)}
+	texts := searchTexts{limit: 100 * (keptOverhead + 30)}
 	row := func(rid int64) map[int64]eligibleHit {
 		return map[int64]eligibleHit{rid: {rid: rid, id: "01JD0000000000000000000000", key: "", body: "four"}}
 	}
@@ -195,25 +210,26 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
 		t.Fatalf("take: missing %v, got %v", missing, got)
 	}
-	for rid := range int64(100) {
+	for rid := range int64(1000) {
 		texts.keep(texts.begin(), row(rid))
 		if _, bytes := texts.held(); bytes > texts.limit {
 			t.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
 		}
 	}
-	if n, _ := texts.held(); n < 5 || n > 10 {
-		t.Fatalf("%d texts kept under a bound of 10", n)
+	if n, _ := texts.held(); n < 40 || n > 100 {
+		t.Fatalf("%d texts kept under a bound of 100", n)
+	}
+	if _, newest := texts.m[999]; !newest {
+		t.Fatal("the newest text was dropped")
+	}
+	if _, oldest := texts.m[0]; oldest {
+		t.Fatal("the oldest text outlived the bound")
 	}
 	texts.empty()
 	if n, bytes := texts.held(); n != 0 || bytes != 0 {
 		t.Fatalf("emptied: %d texts, %d bytes", n, bytes)
 	}
 }
-
-// testForm is a scorer's form of a text, as a test derives it.
-type testForm struct{ of string }
-
-func (f *testForm) Bytes() int { return len(f.of) }
 
 // The form a scorer derives from a candidate's text is kept with the
 // text and given back with it; it leaves with an erased body.
@@ -229,9 +245,9 @@ func TestSearchTextsKeepTheForms(t *testing.T) {
 		got := map[string]string{}
 		if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(c *custody.CandidateText) {
 			if c.Form != nil {
-				got[c.ID] = c.Form.(*testForm).of
+				got[c.ID] = string(c.Form)
 			} else if derive {
-				c.Form = &testForm{of: "form of " + c.Body}
+				c.Form = embed.Form("form of " + c.Body)
 			}
 		}); err != nil {
 			t.Fatal(err)
@@ -252,8 +268,11 @@ func TestSearchTextsKeepTheForms(t *testing.T) {
 	if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erased) }); err != nil {
 		t.Fatal(err)
 	}
-	if got := forms(false); len(got) != 1 || got[b.ID] == "" {
+	if got := forms(false); len(got) != 1 || got[b.ID] != "form of "+b.Body {
 		t.Fatalf("after erasing %s: forms %v, want only %s's", a.ID, got, b.ID)
+	}
+	if s.search.texts.holds(ridOf(t, s, a.ID), "invoice") {
+		t.Fatal("the erased body's form is still kept")
 	}
 }
 
@@ -289,4 +308,69 @@ func ridOf(t *testing.T, s *Store, id string) int64 {
 		t.Fatal(err)
 	}
 	return rid
+}
+
+// Whatever the texts were given, kept, formed, erased and dropped for
+// their bound, each record they keep is given back with the text and
+// form it was kept with, an erased body is in none of their chunks, and
+// they keep to their bound.
+func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		texts := searchTexts{limit: rapid.IntRange(300, 4000).Draw(rt, "limit")}
+		type given struct{ id, key, body, form string }
+		model := map[uint32]given{}
+		erased := map[uint32]string{}
+		serial := 0
+		for range rapid.IntRange(1, 120).Draw(rt, "ops") {
+			rid := uint32(rapid.IntRange(1, 30).Draw(rt, "rid"))
+			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
+			case op < 5:
+				if _, ok := model[rid]; ok {
+					break // a record's text never changes while kept
+				}
+				serial++
+				g := given{id: fmt.Sprintf("id%d-%d", rid, serial), key: rapid.SampledFrom([]string{"", "k", "payee/acct"}).Draw(rt, "key"),
+					body: fmt.Sprintf("body %d of %s", serial, strings.Repeat("w", rapid.IntRange(0, 300).Draw(rt, "len")))}
+				texts.keep(texts.begin(), map[int64]eligibleHit{int64(rid): {rid: int64(rid), id: g.id, key: g.key, body: g.body}})
+				model[rid] = g
+				delete(erased, rid)
+			case op < 8:
+				g, ok := model[rid]
+				if !ok {
+					break
+				}
+				g.form = fmt.Sprintf("form<%s>", g.body)
+				texts.setForms([]formed{{hit: eligibleHit{rid: int64(rid), id: g.id, key: g.key, body: g.body}, form: embed.Form(g.form)}})
+				if r, kept := texts.m[rid]; kept && r.hasForm {
+					model[rid] = g
+				}
+			case op < 9:
+				if g, ok := model[rid]; ok {
+					erased[rid] = g.body
+				}
+				texts.remove(rid)
+				delete(model, rid)
+			default:
+				texts.trimLocked()
+			}
+			if _, bytes := texts.held(); bytes > texts.limit {
+				rt.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
+			}
+			for rid, r := range texts.m {
+				g, ok := model[rid]
+				if !ok {
+					rt.Fatalf("record %d kept, never given or erased", rid)
+				}
+				h := texts.hit(rid, r)
+				if h.id != g.id || h.key != g.key || h.body != g.body || string(h.form) != g.form {
+					rt.Fatalf("record %d given back as %q %q %q %q, kept as %+v", rid, h.id, h.key, h.body, h.form, g)
+				}
+			}
+			for rid, body := range erased {
+				if texts.holds(int64(rid), body) {
+					rt.Fatalf("record %d's erased body %q is still kept: %v %+v", rid, body, texts.m, texts.chunks)
+				}
+			}
+		}
+	})
 }
