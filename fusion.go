@@ -1,8 +1,8 @@
 package custody
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 )
 
 // Calibrated fusion. A hybrid search fuses three candidate lists (the
@@ -82,20 +82,37 @@ func (f Fusion) lists(lex, sem, feedback []Ranked) []rankedList {
 // ids until readRanked reads them.
 func fuse(limit int, lists ...rankedList) []Scored {
 	type acc struct {
-		hit   Scored
+		id    string
 		score float64
+		in    uint8    // the names it is listed under: bit i is names[i]
+		order [8]uint8 // those names' indexes, in the order it met them
+		n     uint8
 	}
-	byID := map[string]*acc{}
-	var order []*acc
+	var names []string
+	total := 0
+	if len(lists) > 8 {
+		panic("fuse: more than 8 lists")
+	}
+	for _, l := range lists {
+		total += len(l.hits)
+		if !slices.Contains(names, l.name) {
+			names = append(names, l.name)
+		}
+	}
+	accs := make([]acc, 0, total)
+	at := make(map[string]int, total)
 	for _, l := range lists {
 		lo, hi := scoreRange(l.hits)
+		name := slices.Index(names, l.name)
+		bit := uint8(1) << name
 		for rank, h := range l.hits {
-			a := byID[h.ID]
-			if a == nil {
-				a = &acc{hit: Scored{Record: &Record{ID: h.ID}}}
-				byID[h.ID] = a
-				order = append(order, a)
+			i, ok := at[h.ID]
+			if !ok {
+				i = len(accs)
+				at[h.ID] = i
+				accs = append(accs, acc{id: h.ID})
 			}
+			a := &accs[i]
 			a.score += l.weight / float64(rrfK+rank+1)
 			if l.scoreWeight != 0 {
 				norm := 1.0
@@ -104,16 +121,20 @@ func fuse(limit int, lists ...rankedList) []Scored {
 				}
 				a.score += l.scoreWeight * norm
 			}
-			if !slices.Contains(a.hit.Lists, l.name) {
-				a.hit.Lists = append(a.hit.Lists, l.name)
+			if a.in&bit == 0 {
+				a.in |= bit
+				a.order[a.n], a.n = uint8(name), a.n+1
 			}
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
-	out := make([]Scored, 0, min(limit, len(order)))
-	for _, a := range order[:min(limit, len(order))] {
-		a.hit.Score = a.score
-		out = append(out, a.hit)
+	slices.SortStableFunc(accs, func(a, b acc) int { return cmp.Compare(b.score, a.score) })
+	out := make([]Scored, 0, min(limit, len(accs)))
+	for _, a := range accs[:min(limit, len(accs))] {
+		hit := Scored{Record: &Record{ID: a.id}, Score: a.score, Lists: make([]string, a.n)}
+		for i, name := range a.order[:a.n] {
+			hit.Lists[i] = names[name]
+		}
+		out = append(out, hit)
 	}
 	return out
 }

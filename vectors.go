@@ -56,9 +56,10 @@ type VectorStore interface {
 	// (inside the lexical index's query, before its LIMIT, and again in
 	// the query reading the texts) and hold at least one of the lexical
 	// terms match in body or key, at most candidates of them, best BM25
-	// first. fn is given each one, in any order, and the answer is how
-	// many records s may retrieve: the corpus a query word's rarity is
-	// counted over.
+	// first. fn is given each one, in any order (and must not keep c,
+	// which the store may give it again for the next), and the answer is
+	// how many records s may retrieve: the corpus a query word's rarity
+	// is counted over.
 	CandidateTexts(ctx context.Context, s Scope, q SearchQuery, match []string, candidates int, fn func(c *CandidateText)) (corpus int, err error)
 	// LexicalRanks is Search's ranking without the records: the ids and
 	// scores of at most q.Limit records, best first.

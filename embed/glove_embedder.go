@@ -145,9 +145,32 @@ func (g *Glove) neighbours(word string) []string {
 // GloveScorer scores candidate records against one query by their words
 // (wordScorer). For one goroutine.
 type GloveScorer struct {
-	ws     *wordScorer
+	ws  *wordScorer
+	got *scoredRecords // from scoredPool, once a record scores
+}
+
+// scoredRecords are the records a scorer scored above zero; Top hands
+// them on empty (and clear: an id may view a store's kept texts) to the
+// next query's scorer.
+type scoredRecords struct {
 	ids    []string
 	scores []float32
+}
+
+var scoredPool sync.Pool // *scoredRecords
+
+// add notes a record scored sc.
+func (s *GloveScorer) add(id string, sc float32) {
+	if sc <= 0 {
+		return
+	}
+	if s.got == nil {
+		if s.got, _ = scoredPool.Get().(*scoredRecords); s.got == nil {
+			s.got = &scoredRecords{ids: make([]string, 0, 512), scores: make([]float32, 0, 512)}
+		}
+	}
+	s.got.ids = append(s.got.ids, id)
+	s.got.scores = append(s.got.scores, sc)
 }
 
 var _ Static = (*Glove)(nil)
@@ -161,12 +184,7 @@ func (g *Glove) Scorer(query string) TextScorer {
 
 // Add scores one record by its key and body (a JSON body's values, as the
 // search index reads it: lexical.Values).
-func (s *GloveScorer) Add(id, key, body string) {
-	if sc := s.ws.score(key, body); sc > 0 {
-		s.ids = append(s.ids, id)
-		s.scores = append(s.scores, sc)
-	}
-}
+func (s *GloveScorer) Add(id, key, body string) { s.add(id, s.ws.score(key, body)) }
 
 // Corpus does nothing: a query word's rarity is its frequency rank in the
 // table's corpus, the same whatever records a caller may see.
@@ -176,9 +194,17 @@ func (s *GloveScorer) Corpus(int) {}
 // their scores. The scorer's memory of words goes to the next query's.
 func (s *GloveScorer) Top(k int) ([]string, []float32) {
 	s.ws.release()
+	if s.got == nil {
+		return nil, nil
+	}
 	top := NewNearest[int](k)
-	for i, sc := range s.scores {
+	for i, sc := range s.got.scores {
 		top.Offer(i, sc)
 	}
-	return ranked(top, s.ids)
+	ids, scores := ranked(top, s.got.ids)
+	clear(s.got.ids)
+	s.got.ids, s.got.scores = s.got.ids[:0], s.got.scores[:0]
+	scoredPool.Put(s.got)
+	s.got = nil
+	return ids, scores
 }

@@ -162,14 +162,10 @@ func (s *GloveScorer) Form(key, body string) Form { return s.ws.g.form(key, body
 // AddForm scores one record by its form, as Add scores its text.
 func (s *GloveScorer) AddForm(id string, f Form) bool {
 	sc, ok := s.ws.scoreForm(f)
-	if !ok {
-		return false
+	if ok {
+		s.add(id, sc)
 	}
-	if sc > 0 {
-		s.ids = append(s.ids, id)
-		s.scores = append(s.scores, sc)
-	}
-	return true
+	return ok
 }
 
 var _ FormScorer = (*GloveScorer)(nil)

@@ -1,6 +1,9 @@
 package embed
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // wordCache keeps the sparse vectors of the words read lately, within a
 // bound on their components (wordCacheComponents, 8 bytes each): a
@@ -51,6 +54,6 @@ func (c *wordCache) put(w string, v []component) {
 	if c.size+len(v) > c.max {
 		c.prev, c.cur, c.size = c.cur, map[string][]component{}, 0
 	}
-	c.cur[w] = v
+	c.cur[strings.Clone(w)] = v // w may view a store's kept texts, which it must not keep
 	c.size += len(v)
 }

@@ -119,19 +119,20 @@ func (s *wordScorer) ready() {
 		return
 	}
 	if m, _ := scorerMemory.Get().(*wordMemory); m != nil && len(m.byRow) == s.g.Len() {
-		s.byRow, s.sims = m.byRow, m.sims[:0]
+		s.byRow, s.sims, s.memo = m.byRow, m.sims[:0], m.memo
 	} else {
 		s.byRow = make([]int32, s.g.Len())
 		s.sims = make([]float32, 0, 1024*len(s.q))
+		s.memo = make(map[string]int32, 64)
 	}
-	s.memo = make(map[string]int32, 64)
 }
 
 // wordMemory is a released scorer's memory of text words: byRow all
-// zero, sims of any length.
+// zero, sims of any length, memo empty.
 type wordMemory struct {
 	byRow []int32
 	sims  []float32
+	memo  map[string]int32
 }
 
 var scorerMemory sync.Pool // *wordMemory
@@ -145,7 +146,8 @@ func (s *wordScorer) release() {
 	for _, row := range s.touched {
 		s.byRow[row] = 0
 	}
-	scorerMemory.Put(&wordMemory{byRow: s.byRow, sims: s.sims})
+	clear(s.memo) // its keys may view a store's kept texts (formWords)
+	scorerMemory.Put(&wordMemory{byRow: s.byRow, sims: s.sims, memo: s.memo})
 	s.byRow, s.sims, s.memo, s.touched, s.kept = nil, nil, nil, s.touched[:0], 0
 }
 

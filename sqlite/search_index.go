@@ -131,7 +131,7 @@ type searchIndex struct {
 	over  bool
 	// closed is set by Close: no build starts after it.
 	closed bool
-	pool   sync.Pool // *postings.Scratch
+	pool   sync.Pool // *rankScratch
 	// lastBuild is when the last build began (zero: none yet).
 	lastBuild time.Time
 	// byCopy and byFTS count the rankings made each way.

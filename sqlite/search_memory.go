@@ -255,6 +255,13 @@ type eligibleHit struct {
 	form      embed.Form // the form kept with the texts, if any
 }
 
+// rankScratch is a ranking's memory, handed from one to the next: the
+// copy's, and the kept texts a round of bestEligible takes.
+type rankScratch struct {
+	postings.Scratch
+	got []eligibleHit
+}
+
 // rowsRead is what a ranking reads of its best records, and whether the
 // texts kept beside the copy may answer for them (search_texts.go).
 type rowsRead int
@@ -277,12 +284,12 @@ const (
 // number of records sc may retrieve (the statistics' rows). ok is
 // false, and nothing is read, if the copy cannot rank them.
 func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, at searchPos, read rowsRead, also string, alsoArgs ...any) ([]eligibleHit, int64, bool, error) {
-	scratch, _ := s.search.pool.Get().(*postings.Scratch)
+	scratch, _ := s.search.pool.Get().(*rankScratch)
 	if scratch == nil {
-		scratch = new(postings.Scratch)
+		scratch = new(rankScratch)
 	}
 	defer s.search.pool.Put(scratch)
-	hits, visible, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), searchOwner(sc.Tenant, sc.Subject), sc.Now, q), at, scratch)
+	hits, visible, ok := s.rankCopy(ctx, terms, postings.QueryFilter(searchParts(sc), searchOwner(sc.Tenant, sc.Subject), sc.Now, q), at, &scratch.Scratch)
 	if !ok {
 		return nil, 0, false, nil
 	}
@@ -295,7 +302,8 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		kept = &s.search.texts
 	}
 	out := make([]eligibleHit, 0, min(q.Limit, len(hits)))
-	var got []eligibleHit
+	got := scratch.got
+	defer func() { clear(got); scratch.got = got[:0] }() // it views the texts: kept clear
 	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(4 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
@@ -305,7 +313,6 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		if kept != nil {
 			missing = kept.take(best, got)
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
-			s.noteFacts(got) // as readEligible notes the rows it reads
 		}
 		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
 		if err != nil {
@@ -321,6 +328,9 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 				out = append(out, e)
 			}
 		}
+	}
+	if read != readTexts { // the neighbour walk asks about a lexical list's records
+		s.noteFacts(out)
 	}
 	return out, visible, true, nil
 }
@@ -340,7 +350,7 @@ func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,",
 // noteFacts notes the records of hits that are no episode (s.facts);
 // a zero hit is none.
 func (s *Store) noteFacts(hits []eligibleHit) {
-	var facts []string
+	facts := make([]string, 0, len(hits))
 	for _, e := range hits {
 		if e.rid != 0 && !e.episode {
 			facts = append(facts, e.id)
@@ -406,7 +416,6 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 		return unavailable(err)
 	}
 	defer rows.Close()
-	var facts []string
 	for rows.Next() {
 		var e eligibleHit
 		dest := []any{&e.rid, &e.id, &e.episode}
@@ -417,14 +426,10 @@ func (s *Store) readEligible(ctx context.Context, filter string, n int, args []a
 			return unavailable(err)
 		}
 		ids[e.rid] = e
-		if !e.episode {
-			facts = append(facts, e.id)
-		}
 	}
 	if err := rows.Err(); err != nil {
 		return unavailable(err)
 	}
-	s.facts.Note(facts)
 	return nil
 }
 

@@ -75,8 +75,9 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	// or kept from an earlier one: a record is scored only if the caller
 	// may retrieve it under q's filters.
 	var forms []formed
+	var c custody.CandidateText // one for every candidate: fn keeps none
 	for _, b := range best {
-		c := custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form}
+		c = custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form}
 		fn(&c)
 		if b.form == nil && c.Form != nil {
 			forms = append(forms, formed{b, c.Form})

@@ -10,7 +10,10 @@
 // the others.
 package factsmemo
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Max bounds the ids a Memo holds (about 80 bytes each); it forgets them
 // all when full, and learns them again from the next reads.
@@ -24,6 +27,8 @@ type Memo struct {
 }
 
 // Note adds ids, read with their class, of records that are no episode.
+// An id new to the memo is copied: a caller's ids may view memory the
+// memo must not keep (a store's kept texts, which an erasure drops).
 func (m *Memo) Note(ids []string) {
 	if len(ids) == 0 {
 		return
@@ -34,7 +39,9 @@ func (m *Memo) Note(ids []string) {
 		m.ids = make(map[string]struct{}, len(ids))
 	}
 	for _, id := range ids {
-		m.ids[id] = struct{}{}
+		if _, ok := m.ids[id]; !ok {
+			m.ids[strings.Clone(id)] = struct{}{}
+		}
 	}
 }
 
