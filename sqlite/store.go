@@ -54,10 +54,13 @@ type Store struct {
 	scrubPending bool
 	// tidyAfter is how long the writer waits idle before tidying.
 	tidyAfter time.Duration
-	closed    <-chan struct{} // closed by Close
-	bg        context.Context // the background goroutines', cancelled by Close
-	search    searchIndex     // the copy of the search index in memory (search_index.go)
-	facts     factsmemo.Memo  // ids of records read and found to be no episode
+	// lastTidySearches is the rankings made as the last tidy step began
+	// (tidyPaced; the writer's).
+	lastTidySearches int64
+	closed           <-chan struct{} // closed by Close
+	bg               context.Context // the background goroutines', cancelled by Close
+	search           searchIndex     // the copy of the search index in memory (search_index.go)
+	facts            factsmemo.Memo  // ids of records read and found to be no episode
 	// commits and committed count the writer's transactions and the
 	// writes they took (CommitStats).
 	commits, committed atomic.Int64

@@ -66,6 +66,33 @@ func (s *Store) tidyStep(ctx context.Context) bool {
 	return did
 }
 
+// tidyShare is the share of a core tidying takes while searches run: a
+// step's commit also empties every reader's page cache, so after a burst
+// of writes, tidying at full speed slowed searches by more than its own
+// CPU.
+const tidyShare = 0.25
+
+// tidyPaced is tidyStep, and the pause before the next step: a
+// millisecond, or, if a search ranked since the step before, long enough
+// that tidying takes tidyShare of a core.
+func (s *Store) tidyPaced(ctx context.Context) (more bool, pause time.Duration) {
+	searches := s.search.byCopy.Load() + s.search.byFTS.Load()
+	start := time.Now()
+	more = s.tidyStep(ctx)
+	pause = tidyPause(time.Since(start), searches != s.lastTidySearches)
+	s.lastTidySearches = searches
+	return more, pause
+}
+
+// tidyPause is the pause after a tidy step that took step: a millisecond,
+// or, if searches ran, long enough that tidying takes tidyShare of a core.
+func tidyPause(step time.Duration, searched bool) time.Duration {
+	if !searched {
+		return time.Millisecond
+	}
+	return max(time.Millisecond, time.Duration(float64(step)*(1-tidyShare)/tidyShare))
+}
+
 // Tidy merges the search indexes until no level holds two segments, as the
 // writer does when idle. Benchmarks call it to measure the state a server
 // reaches after a quiet moment.

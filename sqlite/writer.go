@@ -80,15 +80,16 @@ func (s *Store) writer(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-idle.C:
+			var pause time.Duration
 			if untidy {
-				untidy = s.tidyStep(ctx)
+				untidy, pause = s.tidyPaced(ctx)
 			}
 			if !untidy && s.scrubPending {
 				s.scrubWAL(ctx, 1) // readers held the WAL after an erasure (scrub.go)
 			}
 			switch {
 			case untidy:
-				idle.Reset(time.Millisecond)
+				idle.Reset(pause)
 			case s.scrubPending:
 				idle.Reset(walRetryEvery)
 			}
