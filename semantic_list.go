@@ -136,9 +136,12 @@ func staticList(ctx context.Context, vs VectorStore, e embed.Static, sc Scope, q
 	fs, _ := scorer.(embed.FormScorer)
 	corpus, err := vs.CandidateTexts(ctx, sc, q, match, candidates, func(c *CandidateText) {
 		switch {
+		case c.Form != nil && fs != nil && fs.AddForm(c.ID, c.Form):
+		case c.Partial:
+			c.Form = nil // not this scorer's: it is given the text next
 		case fs == nil:
 			scorer.Add(c.ID, c.Key, lexical.Values(c.Body))
-		case c.Form == nil || !fs.AddForm(c.ID, c.Form):
+		default:
 			c.Form = fs.Form(c.Key, lexical.Values(c.Body))
 			fs.AddForm(c.ID, c.Form)
 		}

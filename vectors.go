@@ -16,9 +16,15 @@ import (
 // body, and Form, what a scorer derived from them before (nil if none:
 // a store that keeps texts in memory keeps their forms with them). fn may
 // set Form to the form it derives, for the store to keep.
+//
+// A Partial candidate is given with its Form alone, no key or body: the
+// store keeps a record's form in place of its text once a scorer derived
+// one. A scorer that cannot score that Form (another embedder's) sets it
+// to nil, and is given the candidate again with its text.
 type CandidateText struct {
 	ID, Key, Body string
 	Form          embed.Form
+	Partial       bool
 }
 
 // VectorStore is implemented by a store that keeps one vector per record

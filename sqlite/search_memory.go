@@ -253,6 +253,13 @@ type eligibleHit struct {
 	key, body string
 	episode   bool
 	form      embed.Form // the form kept with the texts, if any
+	// partial is a kept record's form without its key and body (the
+	// texts keep only the form once a scorer derived one).
+	partial bool
+	// read is a record read from its row, when the kept texts were at
+	// epoch: CandidateTexts keeps it with the form a scorer derives.
+	read  bool
+	epoch uint64
 }
 
 // rankScratch is a ranking's memory, handed from one to the next: the
@@ -311,10 +318,10 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		clear(got)
 		missing := best
 		if kept != nil {
-			missing = kept.take(best, got)
+			missing = kept.take(best, got, read == readTexts)
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
 		}
-		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
+		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts, kept)
 		if err != nil {
 			return nil, visible, true, err
 		}
@@ -371,8 +378,10 @@ func copyDecides(q custody.SearchQuery, also string) bool {
 }
 
 // readMissing reads the records of best that pass filter (with its
-// arguments fargs), by rid, with their texts if texts, and keeps what it
-// read in kept (if not nil).
+// arguments fargs), by rid, with their texts if texts. With kept, the
+// records are marked read at kept's epoch, and their ids kept now if
+// not their texts: the texts are kept once a scorer has their form
+// (CandidateTexts).
 func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, best []postings.Hit, texts bool, kept *searchTexts) (map[int64]eligibleHit, error) {
 	if len(best) == 0 {
 		return nil, nil
@@ -394,7 +403,13 @@ func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, bes
 		return nil, err
 	}
 	if kept != nil {
-		kept.keep(epoch, read)
+		for rid, e := range read {
+			e.read, e.epoch = true, epoch
+			read[rid] = e
+		}
+		if !texts {
+			kept.keepRead(read)
+		}
 		s.search.textsRead.Add(int64(len(read)))
 	}
 	return read, nil

@@ -70,15 +70,30 @@ type textChunk struct {
 	rids []uint32
 }
 
-// textRef is where a kept record's text and form are: the id, key and
-// body one after another from off in chunk text, the form from foff in
-// chunk form (if hasForm).
+// textRef is where a kept record is, in chunk from off: its id, then
+// either its form (hasForm: a scorer derived one, and it stands for the
+// text), or its key and body (hasText: no scorer derives forms), or
+// nothing more (a ranking that needs no text kept it).
 type textRef struct {
-	text, off           uint32
-	idLen, keyLen       uint32
-	bodyLen             uint32
-	form, foff, formLen uint32
-	episode, hasForm    bool
+	chunk, off                uint32
+	idLen, keyLen, bodyLen    uint32
+	formLen                   uint32
+	episode, hasText, hasForm bool
+}
+
+// size is the bytes the entry takes in its chunk.
+func (r textRef) size() uint32 { return r.idLen + r.keyLen + r.bodyLen + r.formLen }
+
+// holds is how much of a record an entry keeps: its form, its text, or
+// its id alone.
+func (r textRef) holds() int {
+	switch {
+	case r.hasForm:
+		return 2
+	case r.hasText:
+		return 1
+	}
+	return 0
 }
 
 // searchTextsBytes bounds the texts kept (about 120k conversation turns
@@ -107,18 +122,33 @@ func (t *searchTexts) view(c, off, n uint32) string {
 
 // hit is the kept record rid as a ranking reads it.
 func (t *searchTexts) hit(rid uint32, r textRef) eligibleHit {
-	e := eligibleHit{
-		rid:     int64(rid),
-		id:      t.view(r.text, r.off, r.idLen),
-		key:     t.view(r.text, r.off+r.idLen, r.keyLen),
-		body:    t.view(r.text, r.off+r.idLen+r.keyLen, r.bodyLen),
-		episode: r.episode,
-	}
-	if r.hasForm {
-		b := t.chunks[r.form-t.base].b
-		e.form = embed.Form(b[r.foff : r.foff+r.formLen : r.foff+r.formLen])
+	e := eligibleHit{rid: int64(rid), id: t.view(r.chunk, r.off, r.idLen), episode: r.episode}
+	at := r.off + r.idLen
+	switch {
+	case r.hasForm:
+		b := t.chunks[r.chunk-t.base].b
+		e.form, e.partial = embed.Form(b[at:at+r.formLen:at+r.formLen]), true
+	case r.hasText:
+		e.key, e.body = t.view(r.chunk, at, r.keyLen), t.view(r.chunk, at+r.keyLen, r.bodyLen)
 	}
 	return e
+}
+
+// entry writes what e holds of a record (its id, and its form, or else
+// its key and body if text) and returns where.
+func (t *searchTexts) entry(rid uint32, e eligibleHit, text bool) textRef {
+	r := textRef{idLen: uint32(len(e.id)), episode: e.episode}
+	switch {
+	case e.form != nil:
+		r.formLen, r.hasForm = uint32(len(e.form)), true
+		r.chunk, r.off = t.write(rid, e.id, unsafe.String(unsafe.SliceData(e.form), len(e.form)))
+	case text:
+		r.keyLen, r.bodyLen, r.hasText = uint32(len(e.key)), uint32(len(e.body)), true
+		r.chunk, r.off = t.write(rid, e.id, e.key, e.body)
+	default:
+		r.chunk, r.off = t.write(rid, e.id)
+	}
+	return r
 }
 
 // write writes parts one after another into the newest chunk (a new one
@@ -145,14 +175,15 @@ func (t *searchTexts) write(rid uint32, parts ...string) (c, off uint32) {
 }
 
 // take sets got[i] to best[i]'s record if it is kept (got is as long as
-// best, and zero where it is not) and returns the others, in order.
-func (t *searchTexts) take(best []postings.Hit, got []eligibleHit) []postings.Hit {
+// best, and zero where it is not), with its form or text if text, and
+// returns the others, in order.
+func (t *searchTexts) take(best []postings.Hit, got []eligibleHit, text bool) []postings.Hit {
 	var missing []postings.Hit
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for i, h := range best {
 		r, ok := t.m[h.Row]
-		if !ok {
+		if !ok || text && r.holds() == 0 {
 			missing = append(missing, h)
 			continue
 		}
@@ -168,27 +199,54 @@ func (t *searchTexts) begin() uint64 {
 	return t.epoch
 }
 
-// keep keeps the texts of rows read since begin gave epoch, unless a
-// removal came between.
-func (t *searchTexts) keep(epoch uint64, rows map[int64]eligibleHit) {
+// keepRead keeps the ids of records read from their rows (read, at
+// their epoch) for a ranking that needs no text.
+func (t *searchTexts) keepRead(rows map[int64]eligibleHit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.epoch != epoch || t.limit <= 0 {
+	for _, e := range rows {
+		t.keepLocked(e, false)
+	}
+	t.trimLocked()
+}
+
+// keep keeps what hits hold of the records read from their rows (read,
+// at their epoch): the form a scorer derived, or else the key and body.
+// A hit not read, or read before a removal, is not kept.
+func (t *searchTexts) keep(hits []eligibleHit) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range hits {
+		t.keepLocked(e, true)
+	}
+	t.trimLocked()
+}
+
+// keepLocked keeps e (its text, if text) unless it was read before a
+// removal or the texts keep as much of it already.
+func (t *searchTexts) keepLocked(e eligibleHit, text bool) {
+	if !e.read || e.epoch != t.epoch || t.limit <= 0 {
 		return
 	}
 	if t.m == nil {
 		t.m = make(map[uint32]textRef)
 	}
-	for _, e := range rows {
-		rid := uint32(e.rid)
-		if _, ok := t.m[rid]; ok {
-			continue // kept already, with its form if it has one
-		}
-		c, off := t.write(rid, e.id, e.key, e.body)
-		t.m[rid] = textRef{text: c, off: off, idLen: uint32(len(e.id)), keyLen: uint32(len(e.key)), bodyLen: uint32(len(e.body)), episode: e.episode}
+	rid := uint32(e.rid)
+	holds := 0
+	switch {
+	case e.form != nil:
+		holds = 2
+	case text:
+		holds = 1
+	}
+	r, ok := t.m[rid]
+	if ok && r.holds() >= holds {
+		return
+	}
+	if !ok {
 		t.bytes += keptOverhead
 	}
-	t.trimLocked()
+	t.m[rid] = t.entry(rid, e, text) // what it replaces is left to its chunk's eviction
 }
 
 // trimLocked drops the oldest chunks while the texts pass the bound, to
@@ -218,11 +276,9 @@ func (t *searchTexts) dropLocked(c uint32, keepOthers bool) {
 		t.chunks = append(t.chunks, textChunk{}) // write the others elsewhere
 		ch = &t.chunks[c-t.base]
 	}
-	rids := ch.rids
-	for _, rid := range rids {
+	for _, rid := range ch.rids {
 		r, ok := t.m[rid]
-		in := ok && (r.text == c || r.hasForm && r.form == c)
-		if !in {
+		if !ok || r.chunk != c {
 			continue
 		}
 		if !keepOthers {
@@ -230,52 +286,12 @@ func (t *searchTexts) dropLocked(c uint32, keepOthers bool) {
 			t.bytes -= keptOverhead
 			continue
 		}
-		if r.text == c {
-			id, key, body := t.view(r.text, r.off, r.idLen), t.view(r.text, r.off+r.idLen, r.keyLen), t.view(r.text, r.off+r.idLen+r.keyLen, r.bodyLen)
-			r.text, r.off = t.write(rid, id, key, body)
-		}
-		if r.hasForm && r.form == c {
-			b := t.chunks[r.form-t.base].b
-			r.form, r.foff = t.write(rid, string(b[r.foff:r.foff+r.formLen]))
-		}
+		r.chunk, r.off = t.write(rid, t.view(c, r.off, r.size()))
 		t.m[rid] = r
 	}
 	ch = &t.chunks[c-t.base]
 	t.bytes -= cap(ch.b)
 	*ch = textChunk{}
-}
-
-// formed is a form a scorer derived from a record's text as a ranking
-// gave it (eligibleHit), for setForms.
-type formed struct {
-	hit  eligibleHit
-	form embed.Form
-}
-
-// setForms keeps each form as the form of its record's text, if the text
-// kept is still the one it was derived from (id, key and body), all
-// under one hold of the lock: searches side by side take the texts
-// between.
-func (t *searchTexts) setForms(fs []formed) {
-	if len(fs) == 0 {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, f := range fs {
-		rid := uint32(f.hit.rid)
-		r, ok := t.m[rid]
-		if !ok || r.hasForm {
-			continue
-		}
-		if k := t.hit(rid, r); k.id != f.hit.id || k.key != f.hit.key || k.body != f.hit.body {
-			continue
-		}
-		r.form, r.foff = t.write(rid, string(f.form))
-		r.formLen, r.hasForm = uint32(len(f.form)), true
-		t.m[rid] = r
-	}
-	t.trimLocked()
 }
 
 // forget drops the texts of the records a commit of this store's writer

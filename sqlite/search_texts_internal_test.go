@@ -195,23 +195,31 @@ func TestSearchTextsEmptiedByAnotherConnection(t *testing.T) {
 // bound, dropping the oldest past it.
 func TestSearchTextsEpochAndBound(t *testing.T) {
 	texts := searchTexts{limit: 100 * (keptOverhead + 30)}
-	row := func(rid int64) map[int64]eligibleHit {
-		return map[int64]eligibleHit{rid: {rid: rid, id: "01JD0000000000000000000000", key: "", body: "four"}}
+	row := func(rid int64, epoch uint64) []eligibleHit {
+		return []eligibleHit{{rid: rid, id: "01JD0000000000000000000000", key: "", body: "four", read: true, epoch: epoch}}
 	}
 	e := texts.begin()
 	texts.remove(7)
-	texts.keep(e, row(7))
+	texts.keep(row(7, e))
 	if n, _ := texts.held(); n != 0 {
 		t.Fatal("a read begun before a removal was kept")
 	}
-	e = texts.begin()
-	texts.keep(e, row(7))
+	texts.keep(row(7, texts.begin()))
 	got := make([]eligibleHit, 2)
-	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
+	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got, true); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
 		t.Fatalf("take: missing %v, got %v", missing, got)
 	}
+	// A ranking that needs no text keeps ids only: one that needs it
+	// reads the row.
+	texts.keepRead(map[int64]eligibleHit{9: row(9, texts.begin())[0]})
+	if missing := texts.take([]postings.Hit{{Row: 9}}, got, false); len(missing) != 0 || got[0].id == "" || got[0].body != "" {
+		t.Fatalf("take of an id kept: missing %v, got %v", missing, got[0])
+	}
+	if missing := texts.take([]postings.Hit{{Row: 9}}, got, true); len(missing) != 1 {
+		t.Fatalf("an id kept without its text answered for it: %v", got[0])
+	}
 	for rid := range int64(1000) {
-		texts.keep(texts.begin(), row(rid))
+		texts.keep(row(rid, texts.begin()))
 		if _, bytes := texts.held(); bytes > texts.limit {
 			t.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
 		}
@@ -310,10 +318,10 @@ func ridOf(t *testing.T, s *Store, id string) int64 {
 	return rid
 }
 
-// Whatever the texts were given, kept, formed, erased and dropped for
-// their bound, each record they keep is given back with the text and
-// form it was kept with, an erased body is in none of their chunks, and
-// they keep to their bound.
+// Whatever the texts were given (ids, texts or forms), kept, erased and
+// dropped for their bound, each record they keep is given back as it was
+// kept, an erased body is in none of their chunks, and they keep to
+// their bound.
 func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		texts := searchTexts{limit: rapid.IntRange(300, 4000).Draw(rt, "limit")}
@@ -324,25 +332,24 @@ func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
 		for range rapid.IntRange(1, 120).Draw(rt, "ops") {
 			rid := uint32(rapid.IntRange(1, 30).Draw(rt, "rid"))
 			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
-			case op < 5:
-				if _, ok := model[rid]; ok {
-					break // a record's text never changes while kept
-				}
-				serial++
-				g := given{id: fmt.Sprintf("id%d-%d", rid, serial), key: rapid.SampledFrom([]string{"", "k", "payee/acct"}).Draw(rt, "key"),
-					body: fmt.Sprintf("body %d of %s", serial, strings.Repeat("w", rapid.IntRange(0, 300).Draw(rt, "len")))}
-				texts.keep(texts.begin(), map[int64]eligibleHit{int64(rid): {rid: int64(rid), id: g.id, key: g.key, body: g.body}})
-				model[rid] = g
-				delete(erased, rid)
-			case op < 8:
+			case op < 7:
 				g, ok := model[rid]
-				if !ok {
-					break
-				}
-				g.form = fmt.Sprintf("form<%s>", g.body)
-				texts.setForms([]formed{{hit: eligibleHit{rid: int64(rid), id: g.id, key: g.key, body: g.body}, form: embed.Form(g.form)}})
-				if r, kept := texts.m[rid]; kept && r.hasForm {
+				if !ok { // a record's text never changes while kept
+					serial++
+					body := fmt.Sprintf("body %d of %s", serial, strings.Repeat("w", rapid.IntRange(0, 300).Draw(rt, "len")))
+					g = given{id: fmt.Sprintf("id%d-%d", rid, serial), key: rapid.SampledFrom([]string{"", "k", "payee/acct"}).Draw(rt, "key"), body: body, form: "form<" + body + ">"}
 					model[rid] = g
+					delete(erased, rid)
+				}
+				e := eligibleHit{rid: int64(rid), id: g.id, key: g.key, body: g.body, read: true, epoch: texts.begin()}
+				switch op % 3 {
+				case 0:
+					texts.keepRead(map[int64]eligibleHit{e.rid: e})
+				case 1:
+					texts.keep([]eligibleHit{e})
+				case 2:
+					e.form = embed.Form(g.form)
+					texts.keep([]eligibleHit{e})
 				}
 			case op < 9:
 				if g, ok := model[rid]; ok {
@@ -362,8 +369,15 @@ func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
 					rt.Fatalf("record %d kept, never given or erased", rid)
 				}
 				h := texts.hit(rid, r)
-				if h.id != g.id || h.key != g.key || h.body != g.body || string(h.form) != g.form {
-					rt.Fatalf("record %d given back as %q %q %q %q, kept as %+v", rid, h.id, h.key, h.body, h.form, g)
+				want := eligibleHit{id: g.id}
+				switch r.holds() {
+				case 2:
+					want.form, want.partial = embed.Form(g.form), true
+				case 1:
+					want.key, want.body = g.key, g.body
+				}
+				if h.id != want.id || h.key != want.key || h.body != want.body || string(h.form) != string(want.form) || h.partial != want.partial {
+					rt.Fatalf("record %d given back as %+v, want %+v", rid, h, want)
 				}
 			}
 			for rid, body := range erased {
@@ -373,4 +387,35 @@ func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A kept form a scorer cannot score (another embedder's) is given again
+// with its text, read from its row: the candidate is scored all the same.
+func TestSearchTextsGiveTheTextForAFormRefused(t *testing.T) {
+	ctx := t.Context()
+	s, a, b, q := twoPlumbers(t, "", "")
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Minute)}
+	derive := func(c *custody.CandidateText) {
+		if c.Form == nil {
+			c.Form = embed.Form("form of " + c.Body)
+		}
+	}
+	if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, derive); err != nil {
+		t.Fatal(err)
+	}
+	bodies, partial := map[string]string{}, 0
+	refuse := func(c *custody.CandidateText) {
+		if c.Partial {
+			partial++
+			c.Form = nil // not this scorer's
+			return
+		}
+		bodies[c.ID] = c.Body
+	}
+	if _, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, refuse); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{a.ID: a.Body, b.ID: b.Body}; partial != 2 || !maps.Equal(bodies, want) {
+		t.Fatalf("%d forms given alone, then texts %v; want 2, then %v", partial, bodies, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/lexical"
+	"github.com/custody-mem/custody/internal/postings"
 )
 
 // VectorCandidates ranks by vector, as VectorSearch does, the candidates
@@ -73,17 +74,34 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 	}
 	// The texts are read with the eligibility check, in the same query,
 	// or kept from an earlier one: a record is scored only if the caller
-	// may retrieve it under q's filters.
-	var forms []formed
+	// may retrieve it under q's filters. A record read is kept with the
+	// form fn derives (or its text, if none); a kept form fn cannot score
+	// is given again with its text, read now.
 	var c custody.CandidateText // one for every candidate: fn keeps none
-	for _, b := range best {
-		c = custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form}
+	var again []postings.Hit
+	for i := range best {
+		b := &best[i]
+		c = custody.CandidateText{ID: b.id, Key: b.key, Body: b.body, Form: b.form, Partial: b.partial}
 		fn(&c)
-		if b.form == nil && c.Form != nil {
-			forms = append(forms, formed{b, c.Form})
+		switch {
+		case b.partial && c.Form == nil:
+			again = append(again, postings.Hit{Row: uint32(b.rid)})
+		case b.read:
+			b.form = c.Form
 		}
 	}
-	s.search.texts.setForms(forms)
+	s.search.texts.keep(best)
+	if len(again) > 0 {
+		filter, fargs := searchFilter(sc, cq)
+		rows, err := s.readMissing(ctx, filter, fargs, again, true, nil)
+		if err != nil {
+			return 0, err
+		}
+		for _, b := range rows {
+			c = custody.CandidateText{ID: b.id, Key: b.key, Body: b.body}
+			fn(&c)
+		}
+	}
 	return int(visible), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -112,6 +113,7 @@ func serveMemory(b *testing.B, bin, dir string, n int, sentences []string) map[s
 		figures[f] = procStatus(b, cmd.Process.Pid, f)
 	}
 	if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
+		printGoMemory(b, url, token)
 		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", cmd.Process.Pid)); err == nil {
 			os.WriteFile(filepath.Join(os.TempDir(), "custody-serve.smaps"), data, 0o600)
 			b.Logf("the server's mappings: %s", filepath.Join(os.TempDir(), "custody-serve.smaps"))
@@ -213,4 +215,27 @@ func docSentences(b *testing.B) []string {
 		}
 	}
 	return out
+}
+
+// printGoMemory logs the Go runtime's memory figures the server's
+// /metrics reports (go_memstats_*), in MB.
+func printGoMemory(b *testing.B, url, token string) {
+	req, _ := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Logf("metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(name, "go_memstats_") || !strings.HasSuffix(name, "_bytes") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			fmt.Fprintf(os.Stderr, "%-40s %8.1f MB\n", name, v/1e6)
+		}
+	}
 }
