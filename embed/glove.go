@@ -8,8 +8,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -26,13 +29,39 @@ var gloveTable []byte
 // (0: the most frequent), and the cosine similarity of two words is
 // computed on their int8 vectors. Read-only once loaded, so safe for
 // concurrent use.
+//
+// Its words are one string, each found by its row's end in it, and by a
+// table of rows open-addressed by the word's hash: no pointer in any of
+// it, for the collector to walk, and a third less memory than a map of
+// strings.
 type wordVectors struct {
 	tag   uint32 // this table's, in the forms derived from it (glove_form.go)
 	dim   int
-	rows  map[string]int32
-	words []string  // row -> word
+	names string   // the words, in row order
+	ends  []uint32 // row r's word ends at ends[r] in names
+	slots []int32  // 1 + the row of a word hashing there (linear probing), 0 if none
+	seed  maphash.Seed
 	vecs  []int8    // row-major, dim per row
 	norms []float32 // 1/|v| per row
+}
+
+// word is row r's word.
+func (g *wordVectors) word(r int32) string {
+	start := uint32(0)
+	if r > 0 {
+		start = g.ends[r-1]
+	}
+	return g.names[start:g.ends[r]]
+}
+
+// slot is where word is in slots, or the empty slot it would take.
+func (g *wordVectors) slot(word string) uint64 {
+	mask := uint64(len(g.slots) - 1)
+	i := maphash.String(g.seed, word) & mask
+	for g.slots[i] != 0 && g.word(g.slots[i]-1) != word {
+		i = (i + 1) & mask
+	}
+	return i
 }
 
 // tableTags numbers the tables read, so that a form tells which it is of.
@@ -68,11 +97,16 @@ func readWordVectors(gz []byte) (*wordVectors, error) {
 	if r.err != nil || dim <= 0 || n <= 0 || n > 1<<22 || dim > 4096 {
 		return nil, errors.New("embed: glove table: bad header (run go generate in embed/)")
 	}
-	g := &wordVectors{tag: tableTags.Add(1), dim: dim, rows: make(map[string]int32, n), words: make([]string, n), norms: make([]float32, n)}
+	g := &wordVectors{tag: tableTags.Add(1), dim: dim, ends: make([]uint32, n), seed: maphash.MakeSeed(), norms: make([]float32, n)}
+	var names strings.Builder
 	for i := range n {
-		w := r.str()
-		g.rows[w] = int32(i)
-		g.words[i] = w
+		names.WriteString(r.str())
+		g.ends[i] = uint32(names.Len())
+	}
+	g.names = names.String()
+	g.slots = make([]int32, 1<<bits.Len(uint(2*n)))
+	for i := range n {
+		g.slots[g.slot(g.word(int32(i)))] = int32(i) + 1 // a word met twice keeps its last row
 	}
 	if r.err != nil || len(r.b) != n*dim {
 		return nil, errors.New("embed: glove table: truncated (run go generate in embed/)")
@@ -98,12 +132,7 @@ func (g *wordVectors) Len() int { return len(g.norms) }
 
 // Row is the row (frequency rank) of a lower-case word, or -1 when the
 // table does not hold it.
-func (g *wordVectors) Row(word string) int32 {
-	if r, ok := g.rows[word]; ok {
-		return r
-	}
-	return -1
-}
+func (g *wordVectors) Row(word string) int32 { return g.slots[g.slot(word)] - 1 }
 
 // Cosine is the cosine similarity of the words of rows a and b.
 func (g *wordVectors) Cosine(a, b int32) float32 {
@@ -152,6 +181,6 @@ func (g *wordVectors) neighbours(row int32, k int, floor float32) []string {
 		}
 	}
 	out := make([]string, 0, top.Len())
-	top.Each(func(r int32, _ float32) { out = append(out, g.words[r]) })
+	top.Each(func(r int32, _ float32) { out = append(out, g.word(r)) })
 	return out
 }

@@ -77,7 +77,7 @@ func (g *wordVectors) form(texts ...string) Form {
 				seen = make(map[string]bool, 2*formLinear)
 				for _, c := range codes {
 					if c >= 0 {
-						seen[g.words[c]] = true
+						seen[g.word(c)] = true
 					}
 				}
 				held, start := oov.String(), 0
@@ -122,10 +122,10 @@ func (g *wordVectors) eachFormWord(f Form, fn func(word string, row int32)) bool
 	for i := range n {
 		c := int32(binary.LittleEndian.Uint32(f[formHeader+4*i:]))
 		if c >= 0 {
-			if int(c) >= len(g.words) {
+			if int(c) >= len(g.ends) {
 				return false
 			}
-			fn(g.words[c], c)
+			fn(g.word(c), c)
 			continue
 		}
 		end := int(-1 - c)

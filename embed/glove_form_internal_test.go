@@ -24,7 +24,7 @@ func TestGloveFormOfALongText(t *testing.T) {
 			case 1:
 				words = append(words, fmt.Sprintf("zq%dx", rng.IntN(300)))
 			default:
-				words = append(words, g.words[rng.IntN(5000)])
+				words = append(words, g.word(int32(rng.IntN(5000))))
 			}
 		}
 		text := strings.Join(words, " ")

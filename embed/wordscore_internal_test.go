@@ -145,7 +145,7 @@ func gloveBenchTexts(b *testing.B) (*wordVectors, []string, string) {
 		var t strings.Builder
 		t.WriteString("Caroline (8 May 2023):")
 		for range 35 {
-			w := g.words[zipf.Uint64()]
+			w := g.word(int32(zipf.Uint64()))
 			distinct[w] = true
 			t.WriteString(" ")
 			t.WriteString(w)
