@@ -318,22 +318,36 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 		clear(got)
 		missing := best
 		if kept != nil {
-			missing = kept.take(best, got, read == readTexts)
+			missing = kept.take(best, got)
 			s.search.textsKept.Add(int64(len(best) - len(missing)))
 		}
-		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts, kept)
+		rows, err := s.readMissing(ctx, filter, fargs, missing, read == readTexts || kept != nil, kept)
 		if err != nil {
 			return nil, visible, true, err
 		}
+		if kept != nil && read != readTexts {
+			kept.keepRead(rows) // a ranking that reads texts keeps them with their forms (CandidateTexts)
+		}
+		var spare map[int64]eligibleHit // read past the limit
 		for i, h := range best {
 			e := got[i]
 			if e.rid == 0 { // not kept: read now, if eligible
 				e = rows[int64(h.Row)]
 			}
-			if e.rid != 0 && len(out) < q.Limit {
+			switch {
+			case e.rid == 0:
+			case len(out) < q.Limit:
 				e.score = h.Score
 				out = append(out, e)
+			case e.read && kept != nil && read == readTexts:
+				if spare == nil {
+					spare = make(map[int64]eligibleHit)
+				}
+				spare[e.rid] = e
 			}
+		}
+		if spare != nil {
+			kept.keepRead(spare) // the others are kept with their forms (CandidateTexts)
 		}
 	}
 	if read != readTexts { // the neighbour walk asks about a lexical list's records
@@ -379,9 +393,7 @@ func copyDecides(q custody.SearchQuery, also string) bool {
 
 // readMissing reads the records of best that pass filter (with its
 // arguments fargs), by rid, with their texts if texts. With kept, the
-// records are marked read at kept's epoch, and their ids kept now if
-// not their texts: the texts are kept once a scorer has their form
-// (CandidateTexts).
+// records are marked read at kept's epoch, for kept to keep them.
 func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, best []postings.Hit, texts bool, kept *searchTexts) (map[int64]eligibleHit, error) {
 	if len(best) == 0 {
 		return nil, nil
@@ -406,9 +418,6 @@ func (s *Store) readMissing(ctx context.Context, filter string, fargs []any, bes
 		for rid, e := range read {
 			e.read, e.epoch = true, epoch
 			read[rid] = e
-		}
-		if !texts {
-			kept.keepRead(read)
 		}
 		s.search.textsRead.Add(int64(len(read)))
 	}

@@ -49,9 +49,12 @@ import (
 // (a quarter of a search's CPU, measured). Rankings are given strings
 // and forms that view the chunks; a chunk's bytes are never changed once
 // written, and a dropped chunk is left to the collector as a string no
-// longer kept is. Past the bound the oldest chunks are dropped; an
-// erasure drops the chunks its text and form are in, after writing the
-// other texts they held into the newest.
+// longer kept is. Once a scorer derived a record's form (embed.Form), the
+// form is kept in place of its key and body, which it stands for; a
+// chunk left less than half in use by such replacements is written again
+// into the newest. Past the bound the oldest chunks are dropped; an
+// erasure drops every chunk the record's bytes were written in, after
+// writing the other texts they held into the newest.
 type searchTexts struct {
 	mu     sync.RWMutex
 	epoch  uint64 // counts removals: a read begun before one is not kept
@@ -68,33 +71,21 @@ type searchTexts struct {
 type textChunk struct {
 	b    []byte
 	rids []uint32
+	live int // the bytes of the entries the map has in it
 }
 
 // textRef is where a kept record is, in chunk from off: its id, then
 // either its form (hasForm: a scorer derived one, and it stands for the
-// text), or its key and body (hasText: no scorer derives forms), or
-// nothing more (a ranking that needs no text kept it).
+// text) or its key and body.
 type textRef struct {
-	chunk, off                uint32
-	idLen, keyLen, bodyLen    uint32
-	formLen                   uint32
-	episode, hasText, hasForm bool
+	chunk, off             uint32
+	idLen, keyLen, bodyLen uint32
+	formLen                uint32
+	episode, hasForm       bool
 }
 
 // size is the bytes the entry takes in its chunk.
 func (r textRef) size() uint32 { return r.idLen + r.keyLen + r.bodyLen + r.formLen }
-
-// holds is how much of a record an entry keeps: its form, its text, or
-// its id alone.
-func (r textRef) holds() int {
-	switch {
-	case r.hasForm:
-		return 2
-	case r.hasText:
-		return 1
-	}
-	return 0
-}
 
 // searchTextsBytes bounds the texts kept (about 120k conversation turns
 // with their forms), or a quarter of the copy's own bound if that is
@@ -124,30 +115,26 @@ func (t *searchTexts) view(c, off, n uint32) string {
 func (t *searchTexts) hit(rid uint32, r textRef) eligibleHit {
 	e := eligibleHit{rid: int64(rid), id: t.view(r.chunk, r.off, r.idLen), episode: r.episode}
 	at := r.off + r.idLen
-	switch {
-	case r.hasForm:
+	if r.hasForm {
 		b := t.chunks[r.chunk-t.base].b
 		e.form, e.partial = embed.Form(b[at:at+r.formLen:at+r.formLen]), true
-	case r.hasText:
+	} else {
 		e.key, e.body = t.view(r.chunk, at, r.keyLen), t.view(r.chunk, at+r.keyLen, r.bodyLen)
 	}
 	return e
 }
 
-// entry writes what e holds of a record (its id, and its form, or else
-// its key and body if text) and returns where.
-func (t *searchTexts) entry(rid uint32, e eligibleHit, text bool) textRef {
+// entry writes e's id, and its form, or else its key and body, and
+// returns where.
+func (t *searchTexts) entry(rid uint32, e eligibleHit) textRef {
 	r := textRef{idLen: uint32(len(e.id)), episode: e.episode}
-	switch {
-	case e.form != nil:
+	if e.form != nil {
 		r.formLen, r.hasForm = uint32(len(e.form)), true
 		r.chunk, r.off = t.write(rid, e.id, unsafe.String(unsafe.SliceData(e.form), len(e.form)))
-	case text:
-		r.keyLen, r.bodyLen, r.hasText = uint32(len(e.key)), uint32(len(e.body)), true
-		r.chunk, r.off = t.write(rid, e.id, e.key, e.body)
-	default:
-		r.chunk, r.off = t.write(rid, e.id)
+		return r
 	}
+	r.keyLen, r.bodyLen = uint32(len(e.key)), uint32(len(e.body))
+	r.chunk, r.off = t.write(rid, e.id, e.key, e.body)
 	return r
 }
 
@@ -175,15 +162,15 @@ func (t *searchTexts) write(rid uint32, parts ...string) (c, off uint32) {
 }
 
 // take sets got[i] to best[i]'s record if it is kept (got is as long as
-// best, and zero where it is not), with its form or text if text, and
-// returns the others, in order.
-func (t *searchTexts) take(best []postings.Hit, got []eligibleHit, text bool) []postings.Hit {
+// best, and zero where it is not), with its form or text, and returns
+// the others, in order.
+func (t *searchTexts) take(best []postings.Hit, got []eligibleHit) []postings.Hit {
 	var missing []postings.Hit
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for i, h := range best {
 		r, ok := t.m[h.Row]
-		if !ok || text && r.holds() == 0 {
+		if !ok {
 			missing = append(missing, h)
 			continue
 		}
@@ -199,13 +186,14 @@ func (t *searchTexts) begin() uint64 {
 	return t.epoch
 }
 
-// keepRead keeps the ids of records read from their rows (read, at
-// their epoch) for a ranking that needs no text.
+// keepRead keeps the records read from their rows (read, at their
+// epoch) for a ranking that scores none of them: their texts, for a
+// ranking that will, and whose scorer's forms then replace them.
 func (t *searchTexts) keepRead(rows map[int64]eligibleHit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, e := range rows {
-		t.keepLocked(e, false)
+		t.keepLocked(e)
 	}
 	t.trimLocked()
 }
@@ -217,14 +205,14 @@ func (t *searchTexts) keep(hits []eligibleHit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, e := range hits {
-		t.keepLocked(e, true)
+		t.keepLocked(e)
 	}
 	t.trimLocked()
 }
 
-// keepLocked keeps e (its text, if text) unless it was read before a
-// removal or the texts keep as much of it already.
-func (t *searchTexts) keepLocked(e eligibleHit, text bool) {
+// keepLocked keeps e (its form, or else its text) unless it was read
+// before a removal or the texts keep as much of it already.
+func (t *searchTexts) keepLocked(e eligibleHit) {
 	if !e.read || e.epoch != t.epoch || t.limit <= 0 {
 		return
 	}
@@ -232,21 +220,39 @@ func (t *searchTexts) keepLocked(e eligibleHit, text bool) {
 		t.m = make(map[uint32]textRef)
 	}
 	rid := uint32(e.rid)
-	holds := 0
-	switch {
-	case e.form != nil:
-		holds = 2
-	case text:
-		holds = 1
-	}
 	r, ok := t.m[rid]
-	if ok && r.holds() >= holds {
+	if ok && (r.hasForm || e.form == nil) {
 		return
 	}
 	if !ok {
 		t.bytes += keptOverhead
 	}
-	t.m[rid] = t.entry(rid, e, text) // what it replaces is left to its chunk's eviction
+	t.set(rid, t.entry(rid, e))
+	if ok {
+		t.unset(r)
+		t.compact(r.chunk)
+	}
+}
+
+// set makes r rid's entry.
+func (t *searchTexts) set(rid uint32, r textRef) {
+	t.m[rid] = r
+	t.chunks[r.chunk-t.base].live += int(r.size())
+}
+
+// unset counts an entry no longer the map's out of its chunk.
+func (t *searchTexts) unset(r textRef) {
+	t.chunks[r.chunk-t.base].live -= int(r.size())
+}
+
+// compact drops chunk c, its entries written again into the newest, once
+// less than half of it is entries the map has (a record's text replaced
+// by its form leaves its bytes there); never the newest.
+func (t *searchTexts) compact(c uint32) {
+	ch := t.chunks[c-t.base]
+	if ch.b != nil && c != t.base+uint32(len(t.chunks))-1 && 2*ch.live < len(ch.b) {
+		t.dropLocked(c, true)
+	}
 }
 
 // trimLocked drops the oldest chunks while the texts pass the bound, to
@@ -287,7 +293,7 @@ func (t *searchTexts) dropLocked(c uint32, keepOthers bool) {
 			continue
 		}
 		r.chunk, r.off = t.write(rid, t.view(c, r.off, r.size()))
-		t.m[rid] = r
+		t.set(rid, r)
 	}
 	ch = &t.chunks[c-t.base]
 	t.bytes -= cap(ch.b)
@@ -317,8 +323,9 @@ func (t *searchTexts) remove(rid uint32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.epoch++
-	if _, ok := t.m[rid]; ok {
+	if r, ok := t.m[rid]; ok {
 		delete(t.m, rid)
+		t.unset(r)
 		t.bytes -= keptOverhead
 	}
 	for i := range len(t.chunks) { // not the chunks written meanwhile

@@ -206,17 +206,32 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 	}
 	texts.keep(row(7, texts.begin()))
 	got := make([]eligibleHit, 2)
-	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got, true); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
+	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
 		t.Fatalf("take: missing %v, got %v", missing, got)
 	}
-	// A ranking that needs no text keeps ids only: one that needs it
-	// reads the row.
-	texts.keepRead(map[int64]eligibleHit{9: row(9, texts.begin())[0]})
-	if missing := texts.take([]postings.Hit{{Row: 9}}, got, false); len(missing) != 0 || got[0].id == "" || got[0].body != "" {
-		t.Fatalf("take of an id kept: missing %v, got %v", missing, got[0])
+	// A form kept for a record replaces its text, and a chunk left with
+	// less than half of it in use is written again, without the texts
+	// replaced.
+	compacted := searchTexts{limit: 64 << 10} // chunks of 4 KiB
+	for rid := range int64(60) {
+		e := row(rid, compacted.begin())[0]
+		e.body = fmt.Sprintf("text of %d: %s", rid, strings.Repeat("w", 40))
+		compacted.keepRead(map[int64]eligibleHit{rid: e})
 	}
-	if missing := texts.take([]postings.Hit{{Row: 9}}, got, true); len(missing) != 1 {
-		t.Fatalf("an id kept without its text answered for it: %v", got[0])
+	for rid := range int64(40) {
+		e := row(rid, compacted.begin())[0]
+		e.form = embed.Form(fmt.Sprintf("form of %d", rid))
+		compacted.keep([]eligibleHit{e})
+	}
+	if compacted.holds(-1, "text of 3:") {
+		t.Fatal("a text replaced by its form is still held: its chunk was not compacted")
+	}
+	for rid := range int64(60) {
+		got := make([]eligibleHit, 1)
+		compacted.take([]postings.Hit{{Row: uint32(rid)}}, got)
+		if rid < 40 && string(got[0].form) != fmt.Sprintf("form of %d", rid) || rid >= 40 && !strings.HasPrefix(got[0].body, fmt.Sprintf("text of %d:", rid)) {
+			t.Fatalf("record %d given back as %+v after compaction", rid, got[0])
+		}
 	}
 	for rid := range int64(1000) {
 		texts.keep(row(rid, texts.begin()))
@@ -318,7 +333,7 @@ func ridOf(t *testing.T, s *Store, id string) int64 {
 	return rid
 }
 
-// Whatever the texts were given (ids, texts or forms), kept, erased and
+// Whatever the texts were given (texts or forms), kept, erased and
 // dropped for their bound, each record they keep is given back as it was
 // kept, an erased body is in none of their chunks, and they keep to
 // their bound.
@@ -369,12 +384,9 @@ func TestSearchTextsKeepWhatTheyWereGiven(t *testing.T) {
 					rt.Fatalf("record %d kept, never given or erased", rid)
 				}
 				h := texts.hit(rid, r)
-				want := eligibleHit{id: g.id}
-				switch r.holds() {
-				case 2:
-					want.form, want.partial = embed.Form(g.form), true
-				case 1:
-					want.key, want.body = g.key, g.body
+				want := eligibleHit{id: g.id, key: g.key, body: g.body}
+				if r.hasForm {
+					want = eligibleHit{id: g.id, form: embed.Form(g.form), partial: true}
 				}
 				if h.id != want.id || h.key != want.key || h.body != want.body || string(h.form) != string(want.form) || h.partial != want.partial {
 					rt.Fatalf("record %d given back as %+v, want %+v", rid, h, want)
