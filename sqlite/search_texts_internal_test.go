@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -429,5 +430,95 @@ func TestSearchTextsGiveTheTextForAFormRefused(t *testing.T) {
 	}
 	if want := map[string]string{a.ID: a.Body, b.ID: b.Body}; partial != 2 || !maps.Equal(bodies, want) {
 		t.Fatalf("%d forms given alone, then texts %v; want 2, then %v", partial, bodies, want)
+	}
+}
+
+// Searches side by side with erasures and new records, under a bound
+// small enough that chunks are dropped and compacted as they go: every
+// candidate is given its record's text as written (or the form derived
+// from it), and no record erased before a search began is given to it.
+// Run with -race, it checks the chunks' views.
+func TestSearchTextsUnderConcurrentErasures(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "c.db"), Options{SearchMemory: 2 << 20})
+	var recs []*custody.Record
+	for i := range 300 {
+		recs = append(recs, testRecord(fmt.Sprintf("plumber note %d %s", i, strings.Repeat("pipe ", i%40)), ""))
+	}
+	putRecords(t, s, recs...)
+	buildCopyNow(t, s)
+	if s.search.texts.limit >= 1<<20 {
+		t.Fatalf("texts bound %d: too large to drop chunks here", s.search.texts.limit)
+	}
+	var mu sync.Mutex
+	bodies := map[string]string{} // as written
+	erasedAt := map[string]int{}  // the erasures committed before it, and it
+	erasing := map[string]bool{}  // its erasure begun
+	erasures := 0
+	for _, r := range recs {
+		bodies[r.ID] = r.Body
+	}
+	sc := custody.Scope{Tenant: "acme", Subject: "alice", Now: time.Now().Add(time.Hour)}
+	q := custody.SearchQuery{Text: "plumber", Limit: 10}
+	var wg sync.WaitGroup
+	var failure sync.Once
+	var failed error
+	fail := func(err error) { failure.Do(func() { failed = err }) }
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 30 {
+				mu.Lock()
+				began := erasures
+				mu.Unlock()
+				_, err := s.CandidateTexts(ctx, sc, q, []string{"plumber"}, 400, func(c *custody.CandidateText) {
+					mu.Lock()
+					body, at, erasing := bodies[c.ID], erasedAt[c.ID], erasing[c.ID]
+					mu.Unlock()
+					switch {
+					case at > 0 && at <= began:
+						fail(fmt.Errorf("searcher %d round %d: %s given, erased before the search began", g, round, c.ID))
+					case !c.Partial && c.Body == "" && erasing:
+						// read as its erasure committed, in this search
+					case c.Partial && string(c.Form) != "form of "+body, !c.Partial && c.Body != body:
+						fail(fmt.Errorf("searcher %d round %d: %s given %q / %q, written as %q", g, round, c.ID, c.Body, c.Form, body))
+					}
+					if !c.Partial && g%2 == 0 {
+						c.Form = embed.Form("form of " + c.Body)
+					}
+				})
+				if err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	for i, r := range recs[:60] {
+		erasedRec := *r
+		erasedRec.Body, erasedRec.Erased = "", true
+		mu.Lock()
+		erasing[r.ID] = true
+		mu.Unlock()
+		if err := s.Update(ctx, func(tx custody.Tx) error { return tx.UpdateRecord(ctx, &erasedRec) }); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		erasures++
+		erasedAt[r.ID] = erasures
+		mu.Unlock()
+		fresh := testRecord(fmt.Sprintf("plumber fresh note %d", i), "")
+		mu.Lock()
+		bodies[fresh.ID] = fresh.Body
+		mu.Unlock()
+		putRecords(t, s, fresh)
+	}
+	wg.Wait()
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	for _, r := range recs[:60] {
+		if s.search.texts.holds(-1, r.Body) {
+			t.Fatalf("%s's erased body %q is still kept", r.ID, r.Body)
+		}
 	}
 }
