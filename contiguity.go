@@ -45,12 +45,12 @@ type Follower interface {
 // found it, and the items after the first are ranked again by score. The
 // first item keeps its place: the best match is not displaced by a
 // neighbour. A store that is no Follower leaves fused as it is.
-func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused []Scored, share float64) ([]Scored, error) {
+func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused []candidate, share float64) ([]candidate, error) {
 	f, ok := st.(Follower)
 	if !ok || len(fused) == 0 {
 		return fused, nil
 	}
-	head := make([]Scored, min(len(fused), contextDepth))
+	head := make([]candidate, min(len(fused), contextDepth))
 	copy(head, fused)
 	ids := make([]string, len(head))
 	for i, h := range head {
@@ -73,7 +73,7 @@ func withContext(ctx context.Context, st Store, sc Scope, q SearchQuery, fused [
 		if !found {
 			i = len(fused)
 			at[n] = i
-			fused = append(fused, Scored{Record: &Record{ID: n}, Lists: []string{"context"}})
+			fused = append(fused, candidate{ID: n, Lists: []string{"context"}})
 		}
 		fused[i].Score += share * h.Score
 	}

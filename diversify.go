@@ -34,7 +34,7 @@ func (o *Options) sessionDecayIn() float64 {
 // known from the lexical list; those of the other items among the first
 // few limits are asked of the store (Neighbourer, inside the eligibility
 // filter like every candidate query).
-func (s *Service) diversified(ctx context.Context, sc Scope, q SearchQuery, fused []Scored, sessions map[string]string, limit int) ([]Scored, error) {
+func (s *Service) diversified(ctx context.Context, sc Scope, q SearchQuery, fused []candidate, sessions map[string]string, limit int) ([]candidate, error) {
 	nb, ok := s.store.(Neighbourer)
 	if s.opts.sessionDecayIn() == 1 || !ok || len(fused) <= limit {
 		return fused, nil
@@ -67,7 +67,7 @@ func (s *Service) diversified(ctx context.Context, sc Scope, q SearchQuery, fuse
 	decay := s.opts.sessionDecayIn()
 	// The first item keeps its place, as in withContext.
 	rest := slices.Clone(head[1:])
-	out := append(make([]Scored, 0, len(fused)), head[0])
+	out := append(make([]candidate, 0, len(fused)), head[0])
 	count := map[string]int{sessions[head[0].ID]: 1}
 	for len(out) < limit && len(rest) > 0 {
 		bi, bs := 0, -1.0

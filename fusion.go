@@ -76,11 +76,19 @@ func (f Fusion) lists(lex, sem, feedback []Ranked) []rankedList {
 	}
 }
 
+// candidate is a record a hybrid ranking holds: its id, its score and
+// the lists that found it. Its record is read once the ranking is cut to
+// the search's limit (readRanked).
+type candidate struct {
+	ID    string
+	Score float64
+	Lists []string
+}
+
 // fuse merges ranked lists by the linear model above; ties keep the
 // order of the first list. Lists of the same name (the lexical list and
-// the feedback words' list) are named once. The items carry only their
-// ids until readRanked reads them.
-func fuse(limit int, lists ...rankedList) []Scored {
+// the feedback words' list) are named once.
+func fuse(limit int, lists ...rankedList) []candidate {
 	type acc struct {
 		id    string
 		score float64
@@ -128,9 +136,9 @@ func fuse(limit int, lists ...rankedList) []Scored {
 		}
 	}
 	slices.SortStableFunc(accs, func(a, b acc) int { return cmp.Compare(b.score, a.score) })
-	out := make([]Scored, 0, min(limit, len(accs)))
+	out := make([]candidate, 0, min(limit, len(accs)))
 	for _, a := range accs[:min(limit, len(accs))] {
-		hit := Scored{Record: &Record{ID: a.id}, Score: a.score, Lists: make([]string, a.n)}
+		hit := candidate{ID: a.id, Score: a.score, Lists: make([]string, a.n)}
 		for i, name := range a.order[:a.n] {
 			hit.Lists[i] = names[name]
 		}
@@ -154,7 +162,7 @@ func scoreRange(hits []Ranked) (lo, hi float64) {
 
 // first moves the item of id to the front of items, the others keeping
 // their order.
-func first(items []Scored, id string) []Scored {
+func first(items []candidate, id string) []candidate {
 	for i, h := range items {
 		if h.ID == id {
 			copy(items[1:i+1], items[:i])

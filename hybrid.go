@@ -143,7 +143,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 	if err = errors.Join(err, lexErr); err != nil {
 		return nil, err
 	}
-	var fused []Scored
+	var fused []candidate
 	if res.Mode == ModeSemantic {
 		fused = fuse(q.Limit, rankedList{sem, "semantic", 1, 0})
 		for i := range fused {
@@ -182,7 +182,7 @@ func (s *Service) SearchRanked(ctx context.Context, c *Caller, in SearchInput) (
 
 // readRanked reads the records of a fused list, in its order; a record
 // that ceased to be eligible since its list was made is left out.
-func (s *Service) readRanked(ctx context.Context, vs VectorStore, sc Scope, q SearchQuery, hits []Scored) ([]Scored, error) {
+func (s *Service) readRanked(ctx context.Context, vs VectorStore, sc Scope, q SearchQuery, hits []candidate) ([]Scored, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -198,8 +198,7 @@ func (s *Service) readRanked(ctx context.Context, vs VectorStore, sc Scope, q Se
 	out := make([]Scored, 0, len(hits))
 	for _, h := range hits {
 		if r := byID[h.ID]; r != nil {
-			h.Record = r
-			out = append(out, h)
+			out = append(out, Scored{Record: r, Score: h.Score, Lists: h.Lists})
 		}
 	}
 	return out, nil

@@ -86,7 +86,7 @@ func TestFusionIn(t *testing.T) {
 	}
 }
 
-func idsOf(hits []Scored) []string {
+func idsOf(hits []candidate) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
