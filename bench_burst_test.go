@@ -57,11 +57,7 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var mu sync.Mutex
-		type sample struct {
-			at time.Time
-			d  time.Duration
-		}
-		var samples []sample
+		var samples []burstSample
 		stop := make(chan struct{})
 		if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
 			go watchGC(stop)
@@ -83,7 +79,7 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 						return
 					}
 					mu.Lock()
-					samples = append(samples, sample{t0.Add(d), d})
+					samples = append(samples, burstSample{t0.Add(d), d})
 					mu.Unlock()
 				}
 			})
@@ -107,7 +103,7 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 		close(stop)
 		searchers.Wait()
 		if os.Getenv("CUSTODY_BENCH_VERBOSE") != "" {
-			printTimeline(b, start, end, samples, func(s sample) (time.Time, time.Duration) { return s.at, s.d })
+			printTimeline(start, end, samples)
 		}
 		for _, s := range samples {
 			switch {
@@ -140,6 +136,12 @@ func BenchmarkSearchDuringBurst(b *testing.B) {
 	}
 }
 
+// burstSample is a search that ended at at, after d.
+type burstSample struct {
+	at time.Time
+	d  time.Duration
+}
+
 // gcAt are the times the collector's cycle count was seen to grow
 // (watchGC, with CUSTODY_BENCH_VERBOSE).
 var (
@@ -170,15 +172,14 @@ func watchGC(stop <-chan struct{}) {
 // printTimeline prints, for each half second of the run, the searches
 // that ended in it (count, p50, p99, max) and the collections seen,
 // relative to the burst's start and end.
-func printTimeline[S any](b *testing.B, start, end time.Time, samples []S, at func(S) (time.Time, time.Duration)) {
+func printTimeline(start, end time.Time, samples []burstSample) {
 	const window = 500 * time.Millisecond
 	win := func(t time.Time) int { return int(math.Floor(float64(t.Sub(start)) / float64(window))) }
 	byWin := map[int][]time.Duration{}
 	first, last := 0, 0
 	for _, s := range samples {
-		t, d := at(s)
-		w := win(t)
-		byWin[w] = append(byWin[w], d)
+		w := win(s.at)
+		byWin[w] = append(byWin[w], s.d)
 		first, last = min(first, w), max(last, w)
 	}
 	gcMu.Lock()
@@ -204,7 +205,6 @@ func printTimeline[S any](b *testing.B, start, end time.Time, samples []S, at fu
 		fmt.Fprintf(os.Stderr, "%+6.1fs %-6s %6d searches p50 %6.1f p99 %6.1f max %6.1f ms gc %d\n", float64(w)/2, phase, len(ds),
 			ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), ms(ds[len(ds)-1]), gcs[w])
 	}
-	_ = b
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

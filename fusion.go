@@ -92,15 +92,14 @@ func fuse(limit int, lists ...rankedList) []candidate {
 	type acc struct {
 		id    string
 		score float64
-		in    uint8    // the names it is listed under: bit i is names[i]
-		order [8]uint8 // those names' indexes, in the order it met them
+		names [8]uint8 // the indexes of the names it is listed under, in the order it met them
 		n     uint8
+	}
+	if len(lists) > len(acc{}.names) {
+		panic("fuse: more lists than an item can be named by")
 	}
 	var names []string
 	total := 0
-	if len(lists) > 8 {
-		panic("fuse: more than 8 lists")
-	}
 	for _, l := range lists {
 		total += len(l.hits)
 		if !slices.Contains(names, l.name) {
@@ -111,8 +110,7 @@ func fuse(limit int, lists ...rankedList) []candidate {
 	at := make(map[string]int, total)
 	for _, l := range lists {
 		lo, hi := scoreRange(l.hits)
-		name := slices.Index(names, l.name)
-		bit := uint8(1) << name
+		name := uint8(slices.Index(names, l.name))
 		for rank, h := range l.hits {
 			i, ok := at[h.ID]
 			if !ok {
@@ -129,9 +127,8 @@ func fuse(limit int, lists ...rankedList) []candidate {
 				}
 				a.score += l.scoreWeight * norm
 			}
-			if a.in&bit == 0 {
-				a.in |= bit
-				a.order[a.n], a.n = uint8(name), a.n+1
+			if !slices.Contains(a.names[:a.n], name) {
+				a.names[a.n], a.n = name, a.n+1
 			}
 		}
 	}
@@ -139,7 +136,7 @@ func fuse(limit int, lists ...rankedList) []candidate {
 	out := make([]candidate, 0, min(limit, len(accs)))
 	for _, a := range accs[:min(limit, len(accs))] {
 		hit := candidate{ID: a.id, Score: a.score, Lists: make([]string, a.n)}
-		for i, name := range a.order[:a.n] {
+		for i, name := range a.names[:a.n] {
 			hit.Lists[i] = names[name]
 		}
 		out = append(out, hit)

@@ -104,11 +104,10 @@ func (g *wordVectors) form(texts ...string) Form {
 // one before it keeps a set of them.
 const formLinear = 64
 
-// eachFormWord gives fn each word of f (derived from g's table) with its
-// row of the table, or -1; false if f is not a form of g's
-// table, or is malformed, in which case fn may have been given some of
-// its words. The words the table lacks are f's own bytes, not copied: a
-// form is never changed once derived.
+// eachFormWord gives fn each word of f with its row of g's table, or -1
+// for a word the table lacks (f's own bytes, not copied: a form is never
+// changed once derived). It is false if f is not a form of g's table, or
+// is malformed; fn may then have been given some of its words.
 func (g *wordVectors) eachFormWord(f Form, fn func(word string, row int32)) bool {
 	if len(f) < formHeader || binary.LittleEndian.Uint32(f) != g.tag {
 		return false

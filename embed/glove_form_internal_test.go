@@ -71,6 +71,9 @@ func TestScorerMemoryHandedOnClear(t *testing.T) {
 			t.Fatalf("row %d of the released memory holds %d", row, v)
 		}
 	}
+	if len(m.memo) != 0 {
+		t.Fatalf("the released memory keeps %d words the table lacks (they may view a store's kept texts)", len(m.memo))
+	}
 	scorerMemory.Put(m)
 	again, fresh := g.scorer("lake boat river", defaultWordParams), g.scorer("lake boat river", defaultWordParams)
 	fresh.byRow, fresh.sims, fresh.memo = make([]int32, g.Len()), nil, map[string]int32{}

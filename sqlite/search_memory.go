@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -326,7 +327,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 			return nil, visible, true, err
 		}
 		if kept != nil && read != readTexts {
-			kept.keepRead(rows) // a ranking that reads texts keeps them with their forms (CandidateTexts)
+			kept.keep(maps.Values(rows)) // a ranking that reads texts keeps them with their forms (CandidateTexts)
 		}
 		var spare map[int64]eligibleHit // read past the limit
 		for i, h := range best {
@@ -347,7 +348,7 @@ func (s *Store) bestEligible(ctx context.Context, sc custody.Scope, q custody.Se
 			}
 		}
 		if spare != nil {
-			kept.keepRead(spare) // the others are kept with their forms (CandidateTexts)
+			kept.keep(maps.Values(spare)) // the others are kept with their forms (CandidateTexts)
 		}
 	}
 	if read != readTexts { // the neighbour walk asks about a lexical list's records

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"iter"
 	"slices"
 	"sync"
 	"unsafe"
@@ -67,7 +68,8 @@ type searchTexts struct {
 
 // textChunk is bytes of texts and forms, written up to len(b) and never
 // changed below it, and the records whose text or form was written in it
-// (some since written again elsewhere). A dropped chunk has b nil.
+// (some since written again elsewhere, or replaced: their bytes stay
+// until the chunk is dropped). A dropped chunk has b nil.
 type textChunk struct {
 	b    []byte
 	rids []uint32
@@ -186,25 +188,24 @@ func (t *searchTexts) begin() uint64 {
 	return t.epoch
 }
 
-// keepRead keeps the records read from their rows (read, at their
-// epoch) for a ranking that scores none of them: their texts, for a
-// ranking that will, and whose scorer's forms then replace them.
-func (t *searchTexts) keepRead(rows map[int64]eligibleHit) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, e := range rows {
-		t.keepLocked(e)
-	}
-	t.trimLocked()
-}
-
 // keep keeps what hits hold of the records read from their rows (read,
-// at their epoch): the form a scorer derived, or else the key and body.
-// A hit not read, or read before a removal, is not kept.
-func (t *searchTexts) keep(hits []eligibleHit) {
+// at their epoch): the form a scorer derived, or else the key and body,
+// for a ranking that will score them (a form then replaces the text). A
+// hit not read, or read before a removal, is not kept; with none read,
+// the lock is not taken (a ranking whose records were all kept).
+func (t *searchTexts) keep(hits iter.Seq[eligibleHit]) {
+	read := false
+	for e := range hits {
+		if read = e.read; read {
+			break
+		}
+	}
+	if !read {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, e := range hits {
+	for e := range hits {
 		t.keepLocked(e)
 	}
 	t.trimLocked()
@@ -270,9 +271,9 @@ func (t *searchTexts) trimLocked() {
 	}
 }
 
-// dropLocked drops chunk c and the records whose text or form is in it;
-// with keepOthers, the other records are written into the newest chunk
-// first (a chunk dropped for an erasure in it).
+// dropLocked drops chunk c and the records kept in it; with keepOthers,
+// those records are written into the newest chunk first (a chunk dropped
+// for an erasure in it, or compacted).
 func (t *searchTexts) dropLocked(c uint32, keepOthers bool) {
 	ch := &t.chunks[c-t.base]
 	if ch.b == nil {
@@ -315,10 +316,10 @@ func (t *searchTexts) forget(ops []indexOp) {
 }
 
 // remove drops a record's text (its erasure), and with it every chunk
-// its bytes were written in: its text, its form, and a form written
-// after its text was dropped for the bound. Their other records are
-// written again into the newest chunk, and the erased bytes are left to
-// the collector.
+// its bytes were ever written in: where it is kept, and where a text its
+// form replaced, or an entry dropped for the bound beside one still
+// kept, left them. Their other records are written again into the
+// newest chunk, and the erased bytes are left to the collector.
 func (t *searchTexts) remove(rid uint32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

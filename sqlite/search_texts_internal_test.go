@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,11 +200,11 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 	}
 	e := texts.begin()
 	texts.remove(7)
-	texts.keep(row(7, e))
+	texts.keep(slices.Values(row(7, e)))
 	if n, _ := texts.held(); n != 0 {
 		t.Fatal("a read begun before a removal was kept")
 	}
-	texts.keep(row(7, texts.begin()))
+	texts.keep(slices.Values(row(7, texts.begin())))
 	got := make([]eligibleHit, 2)
 	if missing := texts.take([]postings.Hit{{Row: 7}, {Row: 8}}, got); len(missing) != 1 || missing[0].Row != 8 || got[0].body != "four" || got[1].rid != 0 {
 		t.Fatalf("take: missing %v, got %v", missing, got)
@@ -215,12 +216,12 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 	for rid := range int64(60) {
 		e := row(rid, compacted.begin())[0]
 		e.body = fmt.Sprintf("text of %d: %s", rid, strings.Repeat("w", 40))
-		compacted.keepRead(map[int64]eligibleHit{rid: e})
+		compacted.keep(slices.Values([]eligibleHit{e}))
 	}
 	for rid := range int64(40) {
 		e := row(rid, compacted.begin())[0]
 		e.form = embed.Form(fmt.Sprintf("form of %d", rid))
-		compacted.keep([]eligibleHit{e})
+		compacted.keep(slices.Values([]eligibleHit{e}))
 	}
 	if compacted.holds(-1, "text of 3:") {
 		t.Fatal("a text replaced by its form is still held: its chunk was not compacted")
@@ -233,7 +234,7 @@ func TestSearchTextsEpochAndBound(t *testing.T) {
 		}
 	}
 	for rid := range int64(1000) {
-		texts.keep(row(rid, texts.begin()))
+		texts.keep(slices.Values(row(rid, texts.begin())))
 		if _, bytes := texts.held(); bytes > texts.limit {
 			t.Fatalf("%d bytes kept, past the bound of %d", bytes, texts.limit)
 		}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 
 	custody "github.com/custody-mem/custody"
@@ -90,7 +91,7 @@ func (s *Store) CandidateTexts(ctx context.Context, sc custody.Scope, q custody.
 			b.form = c.Form
 		}
 	}
-	s.search.texts.keep(best)
+	s.search.texts.keep(slices.Values(best))
 	if len(again) > 0 {
 		filter, fargs := searchFilter(sc, cq)
 		rows, err := s.readMissing(ctx, filter, fargs, again, true, nil)
