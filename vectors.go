@@ -21,6 +21,11 @@ import (
 // store keeps a record's form in place of its text once a scorer derived
 // one. A scorer that cannot score that Form (another embedder's) sets it
 // to nil, and is given the candidate again with its text.
+//
+// Its strings and Form may view memory the store keeps (the SQLite
+// store's kept texts), which an erasure drops: anything that keeps one
+// past the search copies it (as the facts memo and the built-in
+// embedder's word cache do).
 type CandidateText struct {
 	ID, Key, Body string
 	Form          embed.Form
@@ -68,7 +73,8 @@ type VectorStore interface {
 	// is counted over.
 	CandidateTexts(ctx context.Context, s Scope, q SearchQuery, match []string, candidates int, fn func(c *CandidateText)) (corpus int, err error)
 	// LexicalRanks is Search's ranking without the records: the ids and
-	// scores of at most q.Limit records, best first.
+	// scores of at most q.Limit records, best first. The ids may view
+	// memory the store keeps, as CandidateText's strings may.
 	LexicalRanks(ctx context.Context, s Scope, q SearchQuery) ([]Ranked, error)
 	// RankedRecords reads the records of ids that are eligible for s and
 	// pass q's filters (a record that ceased to be meanwhile is left
