@@ -38,13 +38,17 @@ func (s *Store) Following(ctx context.Context, sc custody.Scope, q custody.Searc
 
 // TermMatches counts, for each of the lexical terms, the records sc may
 // retrieve whose search vector holds it, counting at most bound of each
-// (custody.TermCounter): eligibility is inside each count.
+// (custody.TermCounter): eligibility is inside each count. The tenant's
+// copy counts them when it can (termMatchesCopy), else PostgreSQL does.
 func (s *Store) TermMatches(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	if !storable(terms...) || !storable(sc.Tenant, sc.Subject) || !storable(sc.Groups...) { // no record holds such a term, or is theirs
 		return make([]int, len(terms)), nil
+	}
+	if out, ok, err := s.termMatchesCopy(ctx, sc, terms, bound); ok || err != nil {
+		return out, err
 	}
 	var a args
 	cols := make([]string, len(terms))

@@ -187,32 +187,48 @@ type ranked struct {
 // sc.Tenant's copy brought up to the log's size first; ok is false if the
 // copy cannot rank them (the caller ranks by ts_rank_cd).
 func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, scratch *postings.Scratch) (ranked, bool, error) {
-	c := s.copies
-	tc := c.tenant(sc.Tenant)
-	if tc == nil {
-		c.bySQL.Add(1)
-		return ranked{}, false, nil
-	}
-	size, err := logSize(ctx, s.pool, sc.Tenant)
-	if err != nil {
+	var rk ranked
+	ok, err := s.withCopy(ctx, sc.Tenant, func(tc *tenantCopy) {
+		if terms == nil {
+			terms = lexical.Query(q.Text, maxQueryTerms)
+		}
+		rk = ranked{hits: tc.x.Rank(terms, postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}
+	})
+	switch {
+	case err != nil:
 		return ranked{}, false, err
+	case ok:
+		s.copies.byCopy.Add(1)
+	default:
+		s.copies.bySQL.Add(1)
+	}
+	return rk, ok, nil
+}
+
+// withCopy calls fn with tenant's copy, brought up to the tenant's log
+// first, under its read lock; false, and fn is not called, if there is no
+// copy that holds the log (the caller asks PostgreSQL).
+func (s *Store) withCopy(ctx context.Context, tenant string, fn func(tc *tenantCopy)) (bool, error) {
+	tc := s.copies.tenant(tenant)
+	if tc == nil {
+		return false, nil
+	}
+	size, err := logSize(ctx, s.pool, tenant)
+	if err != nil {
+		return false, err
 	}
 	if !tc.holds(size) {
-		if err := s.bringUp(ctx, tc, sc.Tenant, size); err != nil {
-			return ranked{}, false, err
+		if err := s.bringUp(ctx, tc, tenant, size); err != nil {
+			return false, err
 		}
 	}
 	tc.mu.RLock()
 	defer tc.mu.RUnlock()
 	if tc.x == nil || tc.size < size || tc.building {
-		c.bySQL.Add(1)
-		return ranked{}, false, nil
+		return false, nil
 	}
-	c.byCopy.Add(1)
-	if terms == nil {
-		terms = lexical.Query(q.Text, maxQueryTerms)
-	}
-	return ranked{hits: tc.x.Rank(terms, postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}, true, nil
+	fn(tc)
+	return true, nil
 }
 
 // tenant is tenant's copy, made empty if it has none; nil if there are no

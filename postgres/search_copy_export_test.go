@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
+	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/lexical"
 )
 
@@ -50,4 +52,10 @@ func HoldAsideBuilds(tb testing.TB) (release func()) {
 		beforeAsideBuild = nil
 	})
 	return release
+}
+
+// TermMatchesByCopy is TermMatches counted by the tenant's copy alone;
+// false if the copy could not count them.
+func (s *Store) TermMatchesByCopy(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, bool, error) {
+	return s.termMatchesCopy(ctx, sc, terms, bound)
 }

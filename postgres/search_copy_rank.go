@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 
 	custody "github.com/custody-mem/custody"
 	"github.com/custody-mem/custody/internal/postings"
@@ -142,26 +143,35 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 // tenant's copy when it can, else by PostgreSQL with the eligibility
 // condition.
 func (s *Store) visibleRecords(ctx context.Context, sc custody.Scope) (int64, error) {
-	if tc := s.copies.tenant(sc.Tenant); tc != nil {
-		size, err := logSize(ctx, s.pool, sc.Tenant)
-		if err != nil {
-			return 0, err
-		}
-		if !tc.holds(size) {
-			if err := s.bringUp(ctx, tc, sc.Tenant, size); err != nil {
-				return 0, err
-			}
-		}
-		tc.mu.RLock()
-		if tc.x != nil && tc.size >= size && !tc.building {
-			n, _, _ := tc.x.Stats(nil, postings.Filter{Parts: copyParts(sc), Owner: sc.Subject, Now: sc.Now.UnixNano()}, 0)
-			tc.mu.RUnlock()
-			return n, nil
-		}
-		tc.mu.RUnlock()
+	var n int64
+	ok, err := s.withCopy(ctx, sc.Tenant, func(tc *tenantCopy) {
+		n, _, _ = tc.x.Stats(nil, copyFilter(sc), 0)
+	})
+	if ok || err != nil {
+		return n, err
 	}
 	var a args
-	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM records r WHERE NOT r.erased AND `+eligible(&a, sc), a...).Scan(&n)
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM records r WHERE NOT r.erased AND `+eligible(&a, sc), a...).Scan(&n)
 	return n, classify(err)
+}
+
+// termMatchesCopy is TermMatches counted by the tenant's copy, among the
+// records sc may retrieve as the copy has them (as visibleRecords counts
+// them); false if the copy cannot count them.
+func (s *Store) termMatchesCopy(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, bool, error) {
+	out := make([]int, len(terms))
+	ok, err := s.withCopy(ctx, sc.Tenant, func(tc *tenantCopy) {
+		_, _, holding := tc.x.Stats(terms, copyFilter(sc), bound)
+		for i, t := range terms {
+			if t != "" && !strings.ContainsRune(t, '"') { // a term the copy cannot hold: no record does
+				out[i] = min(int(holding[i]), bound)
+			}
+		}
+	})
+	return out, ok, err
+}
+
+// copyFilter is the records sc may retrieve, as a copy's filter.
+func copyFilter(sc custody.Scope) postings.Filter {
+	return postings.Filter{Parts: copyParts(sc), Owner: sc.Subject, Now: sc.Now.UnixNano()}
 }

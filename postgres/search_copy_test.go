@@ -7,6 +7,7 @@ import (
 	"time"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/internal/lexical"
 	"github.com/custody-mem/custody/postgres"
 )
 
@@ -247,4 +248,70 @@ func TestSearchCopyFewEligible(t *testing.T) {
 	if _, byCopy, bySQL := copyStats(svc.Store()); byCopy != 5 || bySQL != 0 {
 		t.Fatalf("ranked by the copy %d, by ts_rank_cd %d; want 5, 0", byCopy, bySQL)
 	}
+}
+
+// The words feedback may expand a search with are counted by the tenant's
+// copy (TermMatches), as PostgreSQL counts them: among the records the
+// caller may retrieve, never another user's own record, a held one or an
+// erased one, and a record written through another server counts at once.
+func TestSearchCopyCountsTerms(t *testing.T) {
+	postgres.TuneSearchCopies(t, 20000, 0)
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	svcs := twoServers(t, dsn)
+	writer, reader := svcs[0], svcs[1]
+	plain := twoServers(t, dsn)[0]
+	plain.Store().(*postgres.Store).SetSearchMemory(0)
+	user := func(name string) *custody.Caller {
+		p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{"user"}, Channels: []string{"user", "tool:browser"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &custody.Caller{Principal: p, Subject: p}
+	}
+	alice, bob := user("alice"), user("bob")
+	remember := func(c *custody.Caller, body, audience, channel string) *custody.Decision {
+		t.Helper()
+		d, err := writer.Remember(ctx, c, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: body, Channel: channel, Audience: audience})
+		if err != nil {
+			t.Fatalf("remember %q: %v", body, err)
+		}
+		return d
+	}
+	for i := range 12 {
+		remember(alice, fmt.Sprintf("harbour note %d", i), "", "user")
+	}
+	for i := range 5 {
+		remember(bob, fmt.Sprintf("harbour lighthouse of bob %d", i), custody.AudienceOwner, "user")
+	}
+	remember(alice, "lighthouse claims from a web page", "", "tool:browser") // held for review
+	erased := remember(alice, "lighthouse keeper's secret", "", "user")
+	if _, err := writer.Forget(ctx, alice, erased.ID, "mistake", true); err != nil {
+		t.Fatal(err)
+	}
+	pg, sql := reader.Store().(*postgres.Store), plain.Store().(*postgres.Store)
+	sc := custody.Scope{Tenant: "acme", Subject: alice.Subject.Name, Now: time.Now().Add(time.Minute)}
+	terms := []string{lexical.Document("harbour")[0], lexical.Document("lighthouse")[0], lexical.Document("keeper")[0], `a"b`, lexical.Document("absent")[0]}
+	check := func(want []int, bound int) {
+		t.Helper()
+		byCopy, ok, err := pg.TermMatchesByCopy(ctx, sc, terms, bound)
+		if err != nil || !ok {
+			t.Fatalf("the copy did not count the terms: %v, %v", ok, err)
+		}
+		bySQL, err := sql.TermMatches(ctx, sc, terms, bound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pg.TermMatches(ctx, sc, terms, bound)
+		if err != nil || !slices.Equal(byCopy, want) || !slices.Equal(bySQL, want) || !slices.Equal(got, want) {
+			t.Fatalf("bound %d: the copy counts %v, PostgreSQL %v, TermMatches %v (%v); want %v", bound, byCopy, bySQL, got, err, want)
+		}
+	}
+	if _, err := reader.Search(ctx, alice, custody.SearchInput{Query: "harbour"}); err != nil { // builds the copy
+		t.Fatal(err)
+	}
+	check([]int{12, 0, 0, 0, 0}, 50)
+	check([]int{5, 0, 0, 0, 0}, 5)
+	remember(alice, "harbour lighthouse at dawn", "", "user")
+	check([]int{13, 1, 0, 0, 0}, 50)
 }
