@@ -77,6 +77,8 @@ type searchCopies struct {
 
 	byCopy, bySQL atomic.Int64
 	asked         atomic.Int64 // records whose eligibility the copies' rankings asked about
+	forms         atomic.Int64 // the bytes of the tenants' kept forms
+	formsServed   atomic.Int64 // candidates given by their kept forms
 }
 
 // tenantCopy is one tenant's copy and what it holds.
@@ -93,6 +95,8 @@ type tenantCopy struct {
 
 	building  bool
 	lastBuild time.Time
+
+	forms copyForms // kept by row (search_copy_forms.go)
 }
 
 func newSearchCopies(limit int64) *searchCopies {
@@ -174,13 +178,14 @@ func copyParts(sc custody.Scope) []string {
 }
 
 func (tc *tenantCopy) bytesLocked() int64 {
-	return tc.x.Bytes() + int64(len(tc.ids))*(16+8+40) // ids, sums, the map's entry
+	return tc.x.Bytes() + int64(len(tc.ids))*(16+8+40) + int64(cap(tc.forms.at))*8 // ids, sums, the map's entry; where the forms are
 }
 
 // ranked is what a copy ranked: the hits, and the record id of each row.
 type ranked struct {
 	hits []postings.Hit
 	ids  []string
+	tc   *tenantCopy
 }
 
 // rank ranks q's terms over the rows postings.QueryFilter keeps, with
@@ -192,7 +197,7 @@ func (s *Store) rank(ctx context.Context, sc custody.Scope, q custody.SearchQuer
 		if terms == nil {
 			terms = lexical.Query(q.Text, maxQueryTerms)
 		}
-		rk = ranked{hits: tc.x.Rank(terms, postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids}
+		rk = ranked{hits: tc.x.Rank(terms, postings.QueryFilter(copyParts(sc), sc.Subject, sc.Now, q), scratch), ids: tc.ids, tc: tc}
 	})
 	switch {
 	case err != nil:
@@ -241,7 +246,7 @@ func (c *searchCopies) tenant(tenant string) *tenantCopy {
 	}
 	tc := c.tenants[tenant]
 	if tc == nil {
-		tc = &tenantCopy{}
+		tc = &tenantCopy{forms: copyForms{total: &c.forms}}
 		c.tenants[tenant] = tc
 	}
 	return tc
@@ -353,6 +358,7 @@ func (s *Store) catchUp(ctx context.Context, tc *tenantCopy, tenant string, held
 
 func (tc *tenantCopy) dropLocked() {
 	tc.x, tc.ids, tc.rows, tc.sums = nil, nil, nil, nil
+	tc.dropFormsLocked()
 }
 
 // copyRecord is what a copy holds of a record.
@@ -380,7 +386,7 @@ func textSum(seed maphash.Seed, r copyRecord) uint64 {
 	if r.erased {
 		return 0
 	}
-	return maphash.String(seed, r.body+"\x00"+r.key)
+	return textSumOf(seed, r.body, r.key)
 }
 
 // applyLocked gives r, as it is now, to the copy: a new record is added,
@@ -421,6 +427,7 @@ func (tc *tenantCopy) replaceLocked(seed maphash.Seed, recs []copyRecord) {
 	for i, r := range recs {
 		row := rows[i]
 		tc.sums[row] = textSum(seed, r)
+		tc.forgetFormLocked(row)
 		if !r.erased {
 			tc.x.Add(row, r.place(), lexical.Document(r.body), lexical.Document(r.key))
 		}

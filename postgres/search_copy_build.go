@@ -82,6 +82,7 @@ func (s *Store) buildCopy(ctx context.Context, tc *tenantCopy, tenant string) er
 	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	tc.dropFormsLocked() // kept by the rows of the copy replaced
 	tc.x, tc.ids, tc.rows, tc.sums, tc.size = b.x, b.ids, b.rows, b.sums, size
 	return s.copies.checkBound(tc)
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -59,3 +60,21 @@ func HoldAsideBuilds(tb testing.TB) (release func()) {
 func (s *Store) TermMatchesByCopy(ctx context.Context, sc custody.Scope, terms []string, bound int) ([]int, bool, error) {
 	return s.termMatchesCopy(ctx, sc, terms, bound)
 }
+
+// KeptForms is how many of tenant's records its copy keeps a form of, and
+// whether the bytes of those forms hold b anywhere (zeroed or dropped
+// forms do not).
+func (s *Store) KeptForms(tenant string, b []byte) (n int, holds bool) {
+	tc := s.copies.tenant(tenant)
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	for _, r := range tc.forms.at {
+		if r.n > 0 {
+			n++
+		}
+	}
+	return n, bytes.Contains(tc.forms.b, b)
+}
+
+// FormsServed is how many candidates the copies gave by their kept forms.
+func (s *Store) FormsServed() int64 { return s.copies.formsServed.Load() }

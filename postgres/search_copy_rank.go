@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
 	"github.com/custody-mem/custody/internal/postings"
 	"github.com/jackc/pgx/v5"
 )
@@ -52,23 +53,130 @@ func (s *Store) searchCopy(ctx context.Context, sc custody.Scope, q custody.Sear
 // the SQLite store ranks them: of the records eligible for sc under q's
 // filters that hold any of terms, the best by BM25, at most candidates,
 // read with their keys and bodies by the query that checks their
-// eligibility.
+// eligibility, or, for those whose form the copy keeps
+// (search_copy_forms.go), checked alone and given by their form. The
+// forms fn derives are kept; a kept form fn cannot score is given again
+// with its text, read then.
 func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q custody.SearchQuery, terms []string, candidates int, fn func(c *custody.CandidateText)) (bool, error) {
-	type text struct{ id, key, body string }
-	cq := q
-	cq.Limit = candidates
-	out, ok, err := bestEligible(ctx, s, sc, cq, terms, `r.id, r.key, r.body`, func(rows pgx.Rows) (string, text, error) {
-		var t text
-		err := rows.Scan(&t.id, &t.key, &t.body)
-		return t.id, t, err
-	}, func(t text, _ float64) text { return t })
+	scratch, _ := s.copies.scratch.Get().(*postings.Scratch)
+	if scratch == nil {
+		scratch = new(postings.Scratch)
+	}
+	defer s.copies.scratch.Put(scratch)
+	rk, ok, err := s.rank(ctx, sc, q, terms, scratch)
 	if !ok || err != nil {
 		return ok, err
 	}
-	for _, t := range out {
-		fn(&custody.CandidateText{ID: t.id, Key: t.key, Body: t.body})
+	var c custody.CandidateText // one for every candidate: fn keeps none
+	var derived, again []derivedForm
+	found := 0
+	hits := rk.hits
+	for n := firstCheck(candidates); found < candidates && len(hits) > 0; n = checkSize(8 * n) {
+		best := postings.Best(hits, n)
+		hits = hits[len(best):]
+		s.copies.asked.Add(int64(len(best)))
+		ids := make([]string, len(best))
+		for i, h := range best {
+			ids[i] = rk.ids[h.Row]
+		}
+		forms := rk.tc.formsOf(best, ids)
+		texts, err := s.eligibleTexts(ctx, sc, q, ids, forms)
+		if err != nil {
+			return true, err
+		}
+		for i, id := range ids {
+			t, ok := texts[id]
+			if !ok || found >= candidates {
+				continue
+			}
+			found++
+			if forms[i] != nil {
+				s.copies.formsServed.Add(1)
+				c = custody.CandidateText{ID: id, Form: forms[i], Partial: true}
+			} else {
+				c = custody.CandidateText{ID: id, Key: t.key, Body: t.body}
+			}
+			fn(&c)
+			switch {
+			case forms[i] != nil && c.Form == nil:
+				again = append(again, derivedForm{row: best[i].Row, id: id})
+			case forms[i] == nil && c.Form != nil:
+				derived = append(derived, derivedForm{row: best[i].Row, id: id, sum: textSumOf(s.copies.seed, t.body, t.key), form: c.Form})
+			}
+		}
 	}
+	if len(again) > 0 {
+		ids := make([]string, len(again))
+		for i, a := range again {
+			ids[i] = a.id
+		}
+		texts, err := s.eligibleTexts(ctx, sc, q, ids, make([]embed.Form, len(ids)))
+		if err != nil {
+			return true, err
+		}
+		for _, a := range again {
+			if t, ok := texts[a.id]; ok {
+				c = custody.CandidateText{ID: a.id, Key: t.key, Body: t.body}
+				fn(&c)
+				if c.Form != nil {
+					a.sum, a.form = textSumOf(s.copies.seed, t.body, t.key), c.Form
+					derived = append(derived, a)
+				}
+			}
+		}
+	}
+	rk.tc.keepForms(derived, s.copies.formsLimit())
 	return true, nil
+}
+
+// candidateText is a candidate's key and body, empty when its form is
+// kept.
+type candidateText struct{ key, body string }
+
+// eligibleTexts reads which of ids are eligible for sc under q's filters,
+// in one round trip: with their keys and bodies where forms has none,
+// their ids alone where it has one.
+func (s *Store) eligibleTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, ids []string, forms []embed.Form) (map[string]candidateText, error) {
+	var withText, alone []string
+	for i, id := range ids {
+		if forms[i] != nil {
+			alone = append(alone, id)
+		} else {
+			withText = append(withText, id)
+		}
+	}
+	b := &pgx.Batch{}
+	for _, part := range []struct {
+		ids  []string
+		cols string
+	}{{withText, `r.id, r.key, r.body`}, {alone, `r.id, '', ''`}} {
+		if len(part.ids) > 0 {
+			var a args
+			b.Queue(`SELECT `+part.cols+` FROM records r WHERE r.id = ANY(`+a.add(part.ids)+`::text[]) AND `+searchFilter(&a, sc, q), a...)
+		}
+	}
+	out := make(map[string]candidateText, len(ids))
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for range b.Len() {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, classify(err)
+		}
+		for rows.Next() {
+			var id string
+			var t candidateText
+			if err := rows.Scan(&id, &t.key, &t.body); err != nil {
+				rows.Close()
+				return nil, classify(err)
+			}
+			out[id] = t
+		}
+		if err := rows.Err(); err != nil {
+			return nil, classify(err)
+		}
+	}
+	return out, classify(br.Close())
 }
 
 // lexicalRanksCopy is LexicalRanks ranked by the tenant's copy. The read

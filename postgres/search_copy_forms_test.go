@@ -1,0 +1,121 @@
+package postgres_test
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"testing"
+
+	custody "github.com/custody-mem/custody"
+	"github.com/custody-mem/custody/embed"
+	"github.com/custody-mem/custody/postgres"
+	"github.com/custody-mem/custody/tlog"
+)
+
+// serviceOn is a service on st with the embedder emb and the server key
+// of dir.
+func serviceOn(t *testing.T, st *postgres.Store, dir string, emb embed.Embedder) *custody.Service {
+	t.Helper()
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := custody.New(st, key, custody.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// semanticScores is the score of each record svc's semantic search for
+// query finds for c (all of them: the limit passes the records).
+func semanticScores(t *testing.T, svc *custody.Service, c *custody.Caller, query string) map[string]float64 {
+	t.Helper()
+	res, err := svc.SearchRanked(t.Context(), c, custody.SearchInput{Query: query, Mode: custody.ModeSemantic, Limit: 100})
+	if err != nil || res.Mode != custody.ModeSemantic {
+		t.Fatalf("semantic search %q: %v (mode %v)", query, err, res)
+	}
+	out := make(map[string]float64, len(res.Items))
+	for _, r := range res.Items {
+		out[r.ID] = r.Score
+	}
+	return out
+}
+
+// The forms the semantic list derived of its candidates are kept beside
+// the tenant's copy, and a later search scores the candidates by them,
+// asking PostgreSQL for their ids alone: it finds what a server with no
+// copy finds, which reads and scores every text. A scorer that cannot
+// score a kept form (another embedder on the same store) is given the
+// text. An erasure, written through another server, takes the erased
+// record's form out of memory, its bytes with it, as the copy learns of
+// it; the other forms stay kept.
+func TestSearchCopyKeepsTheForms(t *testing.T) {
+	postgres.TuneSearchCopies(t, 20000, 0)
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	dir := t.TempDir()
+	glove, err := embed.NewGlove()
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := embed.NewBuiltin(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writerStore, readerStore, plainStore := openDSN(t, dsn), openDSN(t, dsn), openDSN(t, dsn)
+	plainStore.SetSearchMemory(0)
+	writer := serviceOn(t, writerStore, dir, glove)
+	reader, readerBuiltin := serviceOn(t, readerStore, dir, glove), serviceOn(t, readerStore, dir, builtin)
+	plain, plainBuiltin := serviceOn(t, plainStore, dir, glove), serviceOn(t, plainStore, dir, builtin)
+	p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	remember := func(body string) *custody.Decision {
+		t.Helper()
+		d, err := writer.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode, Body: body, Channel: "user"})
+		if err != nil {
+			t.Fatalf("remember %q: %v", body, err)
+		}
+		return d
+	}
+	for i := range 30 {
+		remember(fmt.Sprintf("the invoice %d from the harbour supplier was paid on time", i))
+	}
+	secret := remember("the invoice of the zqxjvorb account is overdue")
+	queries := []string{"invoice payment", "harbour supplier bill", "overdue invoice"}
+	same := func(reader, plain *custody.Service) {
+		t.Helper()
+		for _, q := range queries {
+			got, want := semanticScores(t, reader, alice, q), semanticScores(t, plain, alice, q)
+			if len(want) == 0 || !maps.Equal(got, want) {
+				t.Fatalf("semantic search %q: the copy with its forms scored %v, a server without a copy %v", q, got, want)
+			}
+		}
+	}
+	same(reader, plain)
+	n, holds := readerStore.KeptForms("acme", []byte("zqxjvorb"))
+	if n != 31 || !holds {
+		t.Fatalf("after the first searches the copy keeps %d forms (holding the unknown word: %v); want 31, holding it", n, holds)
+	}
+	asked, served := readerStore.CopyAsked(), readerStore.FormsServed()
+	same(reader, plain) // scored by the kept forms
+	if readerStore.CopyAsked() == asked || readerStore.FormsServed()-served < 31 {
+		t.Fatalf("the searches after asked PostgreSQL about %d records and gave %d by their kept forms; want some, and every candidate at least once",
+			readerStore.CopyAsked()-asked, readerStore.FormsServed()-served)
+	}
+	same(readerBuiltin, plainBuiltin) // the built-in embedder cannot score glove's forms: it is given the texts
+
+	if _, err := writer.Forget(ctx, alice, secret.ID, "mistake", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := semanticScores(t, reader, alice, "overdue invoice"); len(got) == 0 || got[secret.ID] != 0 {
+		t.Fatalf("the erased record was found: %v", got)
+	}
+	if n, holds := readerStore.KeptForms("acme", []byte("zqxjvorb")); holds || n != 30 {
+		t.Fatalf("after the erasure the copy keeps %d forms, holding the erased record's word: %v; want 30, not holding it", n, holds)
+	}
+	same(reader, plain)
+}
