@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -148,14 +149,27 @@ func (b *Builtin) word(t string) []component {
 	if c, ok := b.words.get([]byte(t)); ok {
 		return c
 	}
-	return b.computeWord(t)
+	c, _ := b.computeWord(t)
+	return c
 }
 
-// computeWord computes the sparse vector of word form t and caches it.
-func (b *Builtin) computeWord(t string) []component {
+// computeWord computes the sparse vector of word form t, and caches it
+// if WordNet knows the word (known). A word it does not know (a name, a
+// number, an identifier) has its own vector alone, computed again each
+// time from its hash: cached, the words of a body erased since would
+// stay in memory until the cache's generations turned.
+func (b *Builtin) computeWord(t string) (c []component, known bool) {
+	base := b.lex.base(t)
+	key := t
+	if base != "" {
+		key = base
+	}
+	lm, known := b.lex.lemma(base)
+	if !known {
+		return b.unknownWord(wordSeed(key)), false
+	}
 	dense := densePool.Get().(*[maxDim]float32)
-	b.wordVector(dense[:b.dim], t)
-	var c []component
+	b.wordVector(dense[:b.dim], key, lm)
 	for i, x := range dense[:b.dim] {
 		if x != 0 {
 			c = append(c, component{int32(i), x})
@@ -164,29 +178,42 @@ func (b *Builtin) computeWord(t string) []component {
 	}
 	densePool.Put(dense)
 	b.words.put(t, c)
+	return c, true
+}
+
+// unknownWord is the vector of a word WordNet does not know, whose seed
+// is seed: as add would sum it into a vector of zeros, by index.
+func (b *Builtin) unknownWord(seed uint64) []component {
+	w := float32(b.p.unknown * b.p.word)
+	c := make([]component, 0, b.p.nonzero)
+	x := seed
+	for range b.p.nonzero {
+		x = splitmix(x)
+		i := int32((x >> 1) % uint64(b.dim))
+		d := w
+		if x&1 != 0 {
+			d = -w
+		}
+		k := slices.IndexFunc(c, func(y component) bool { return y.i == i })
+		if k < 0 {
+			c = append(c, component{i, d})
+		} else {
+			c[k].w += d
+		}
+	}
+	c = slices.DeleteFunc(c, func(y component) bool { return y.w == 0 })
+	slices.SortFunc(c, func(a, b component) int { return cmp.Compare(a.i, b.i) })
 	return c
 }
 
 // densePool holds zeroed arrays a word's vector is summed in.
 var densePool = sync.Pool{New: func() any { return new([maxDim]float32) }}
 
-// wordVector adds the vector of word form t to v: its own, and its
-// lemma's senses with their related synsets.
-func (b *Builtin) wordVector(v []float32, t string) {
-	base := b.lex.base(t)
-	key := t
-	if base != "" {
-		key = base
-	}
-	w := b.p.unknown
-	lm, known := b.lex.lemma(base)
-	if known {
-		w = 1
-	}
-	b.add(v, wordSeed(key), w*b.p.word)
-	if !known {
-		return
-	}
+// wordVector adds the vector of a word WordNet knows to v: its own (key,
+// the form it is known by), and its lemma lm's senses with their related
+// synsets.
+func (b *Builtin) wordVector(v []float32, key string, lm int) {
+	b.add(v, wordSeed(key), b.p.word)
 	senses := b.lex.sensesOf(lm)
 	var total float64
 	for _, s := range senses {
@@ -198,7 +225,7 @@ func (b *Builtin) wordVector(v []float32, t string) {
 		if int(s.rank) >= b.p.senses {
 			continue
 		}
-		ws := w / float64(1+int(s.rank)) / total
+		ws := 1 / float64(1+int(s.rank)) / total
 		b.add(v, synSeed(s.syn), ws*b.p.syn)
 		for _, h := range b.lex.hyper(s.syn) {
 			b.add(v, synSeed(h), ws*b.p.hyper)

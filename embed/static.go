@@ -110,6 +110,11 @@ type textScorer struct {
 	exact   map[string]int
 	present []bool // per term, the record holds it (exact terms only)
 	mark    func(form string)
+
+	// unknown are the vectors of the words WordNet does not know read by
+	// this scorer, which the embedder does not cache (computeWord): the
+	// scorer's for its search alone.
+	unknown map[string][]component
 }
 
 func (s *textScorer) Corpus(n int)                    { s.ts.Corpus(n) }
@@ -191,6 +196,24 @@ func (s *textScorer) sum(text string) {
 	s.tok = tok[:0]
 }
 
+// uncached is the vector of a word the embedder has not cached: computed
+// (and cached, if WordNet knows it), or an unknown word this scorer read
+// before.
+func (s *textScorer) uncached(tok []byte) []component {
+	if c, ok := s.unknown[string(tok)]; ok {
+		return c
+	}
+	w := string(tok)
+	c, known := s.b.computeWord(w)
+	if !known {
+		if s.unknown == nil {
+			s.unknown = map[string][]component{}
+		}
+		s.unknown[w] = c
+	}
+	return c
+}
+
 // word adds the vector of one word (cached by Builtin.word).
 func (s *textScorer) word(tok []byte) {
 	s.tokens++
@@ -199,7 +222,7 @@ func (s *textScorer) word(tok []byte) {
 	}
 	c, ok := s.b.words.get(tok)
 	if !ok {
-		c = s.b.computeWord(string(tok))
+		c = s.uncached(tok)
 	}
 	acc := s.full
 	for _, x := range c {

@@ -10,9 +10,10 @@ import (
 // current generation and the one before it. A word found in the older
 // one moves to the current one; once the current one is full it becomes
 // the older one, and what that held is dropped. So the words a store's
-// texts use often stay, whatever the words it holds once (numbers,
-// names, identifiers), and the memory stays bounded. Safe for
-// concurrent use.
+// texts use often stay, and the memory stays bounded. Builtin caches the
+// words WordNet knows alone: the words only a record holds (numbers,
+// names, identifiers) are not kept past its erasure. Safe for concurrent
+// use.
 type wordCache struct {
 	mu        sync.RWMutex
 	cur, prev map[string][]component
@@ -21,8 +22,7 @@ type wordCache struct {
 }
 
 // wordCacheComponents bounds the components of one generation: 8 MB, the
-// vectors of some 7,000 words WordNet knows (about 150 components each)
-// or 130,000 it does not (8 each).
+// vectors of some 7,000 words WordNet knows (about 150 components each).
 const wordCacheComponents = 1 << 20
 
 func newWordCache(max int) *wordCache {

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -31,5 +32,68 @@ func TestWordCacheBounded(t *testing.T) {
 	}
 	if _, ok := c.get([]byte("once0")); ok {
 		t.Error("a word read once, 999 words ago, is still cached")
+	}
+}
+
+// The built-in embedder caches the vectors of the words WordNet knows, and
+// computes a word it does not know (a name, a number, an identifier) each
+// time: a record's own words are not kept in memory past its erasure, as
+// its candidate text is scored or its body embedded. Scores are the same
+// either way.
+func TestBuiltinCachesKnownWordsAlone(t *testing.T) {
+	b, err := NewBuiltin(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := func(w string) bool {
+		_, ok := b.words.get([]byte(w))
+		return ok
+	}
+	body := "the invoice of account zqxjvorb-7731 is overdue"
+	s := b.Scorer("overdue invoice")
+	s.Add("r1", "", body)
+	if _, err := b.Embed(t.Context(), []string{body}); err != nil {
+		t.Fatal(err)
+	}
+	if !cached("invoice") || !cached("overdue") || !cached("account") {
+		t.Fatal("the words WordNet knows are not cached")
+	}
+	for _, w := range []string{"zqxjvorb-7731", "zqxjvorb", "7731"} {
+		if cached(w) {
+			t.Fatalf("the unknown word %q is cached", w)
+		}
+	}
+	again := b.Scorer("overdue invoice")
+	again.Add("r1", "", body)
+	ids1, scores1 := s.Top(1)
+	ids2, scores2 := again.Top(1)
+	if len(ids1) != 1 || ids1[0] != ids2[0] || scores1[0] != scores2[0] || scores1[0] <= 0 {
+		t.Fatalf("scored %v %v, then %v %v; want the same positive score", ids1, scores1, ids2, scores2)
+	}
+}
+
+// An unknown word's vector, built from its seed alone, is the one its
+// seed sums into a vector of zeros (add), at any dimension: in the
+// smallest its indexes meet, and some cancel.
+func TestUnknownWordAsAddSumsIt(t *testing.T) {
+	for _, dim := range []int{32, 512} {
+		b, err := NewBuiltin(dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3000 {
+			seed := wordSeed("w" + strconv.Itoa(i))
+			v := make([]float32, b.dim)
+			b.add(v, seed, b.p.unknown*b.p.word)
+			var want []component
+			for j, x := range v {
+				if x != 0 {
+					want = append(want, component{int32(j), x})
+				}
+			}
+			if got := b.unknownWord(seed); !slices.Equal(got, want) {
+				t.Fatalf("dim %d, word %d: %v, want %v", dim, i, got, want)
+			}
+		}
 	}
 }
