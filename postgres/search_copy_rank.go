@@ -106,27 +106,38 @@ func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q cust
 		}
 	}
 	if len(again) > 0 {
-		ids := make([]string, len(again))
-		for i, a := range again {
-			ids[i] = a.id
-		}
-		texts, err := s.eligibleTexts(ctx, sc, q, ids, make([]embed.Form, len(ids)))
-		if err != nil {
+		if derived, err = s.withTexts(ctx, sc, q, again, derived, fn); err != nil {
 			return true, err
-		}
-		for _, a := range again {
-			if t, ok := texts[a.id]; ok {
-				c = custody.CandidateText{ID: a.id, Key: t.key, Body: t.body}
-				fn(&c)
-				if c.Form != nil {
-					a.sum, a.form = textSumOf(s.copies.seed, t.body, t.key), c.Form
-					derived = append(derived, a)
-				}
-			}
 		}
 	}
 	rk.tc.keepForms(derived, s.copies.formsLimit())
 	return true, nil
+}
+
+// withTexts gives fn the candidates again, whose kept forms fn could not
+// score, with their texts (read with their eligibility), and returns
+// derived with the forms fn derived of them.
+func (s *Store) withTexts(ctx context.Context, sc custody.Scope, q custody.SearchQuery, again, derived []derivedForm, fn func(c *custody.CandidateText)) ([]derivedForm, error) {
+	ids := make([]string, len(again))
+	for i, a := range again {
+		ids[i] = a.id
+	}
+	texts, err := s.eligibleTexts(ctx, sc, q, ids, make([]embed.Form, len(ids)))
+	if err != nil {
+		return derived, err
+	}
+	var c custody.CandidateText
+	for _, a := range again {
+		if t, ok := texts[a.id]; ok {
+			c = custody.CandidateText{ID: a.id, Key: t.key, Body: t.body}
+			fn(&c)
+			if c.Form != nil {
+				a.sum, a.form = textSumOf(s.copies.seed, t.body, t.key), c.Form
+				derived = append(derived, a)
+			}
+		}
+	}
+	return derived, nil
 }
 
 // candidateText is a candidate's key and body, empty when its form is
