@@ -70,19 +70,11 @@ func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q cust
 	var c custody.CandidateText // one for every candidate: fn keeps none
 	var derived, again []derivedForm
 	found := 0
-	hits := rk.hits
-	for n := firstCheck(candidates); found < candidates && len(hits) > 0; n = checkSize(8 * n) {
-		best := postings.Best(hits, n)
-		hits = hits[len(best):]
-		s.copies.asked.Add(int64(len(best)))
-		ids := make([]string, len(best))
-		for i, h := range best {
-			ids[i] = rk.ids[h.Row]
-		}
+	err = s.eachRound(rk, candidates, func() bool { return found >= candidates }, func(best []postings.Hit, ids []string) error {
 		forms := rk.tc.formsOf(best, ids)
 		texts, err := s.eligibleTexts(ctx, sc, q, ids, forms)
 		if err != nil {
-			return true, err
+			return err
 		}
 		for i, id := range ids {
 			t, ok := texts[id]
@@ -104,6 +96,10 @@ func (s *Store) candidateTextsCopy(ctx context.Context, sc custody.Scope, q cust
 				derived = append(derived, derivedForm{row: best[i].Row, id: id, sum: textSumOf(s.copies.seed, t.body, t.key), form: c.Form})
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return true, err
 	}
 	if len(again) > 0 {
 		if derived, err = s.withTexts(ctx, sc, q, again, derived, fn); err != nil {
@@ -223,8 +219,43 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 		return nil, ok, err
 	}
 	var out []T
+	err = s.eachRound(rk, q.Limit, func() bool { return len(out) >= q.Limit }, func(best []postings.Hit, ids []string) error {
+		var a args
+		rows, err := s.pool.Query(ctx, `SELECT `+cols+` FROM records r WHERE r.id = ANY(`+a.add(ids)+`::text[]) AND `+searchFilter(&a, sc, q), a...)
+		if err != nil {
+			return classify(err)
+		}
+		eligible := make(map[string]T, len(best))
+		for rows.Next() {
+			id, item, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			eligible[id] = item
+		}
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		for i, id := range ids {
+			if item, ok := eligible[id]; ok && len(out) < q.Limit {
+				out = append(out, scored(item, best[i].Score))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, true, err
+	}
+	return out, true, nil
+}
+
+// eachRound calls round with the next best of rk's hits and their ids,
+// asking about limit of them first and eight times more each round after
+// (firstCheck, checkSize), until enough reports true or no hit is left.
+func (s *Store) eachRound(rk ranked, limit int, enough func() bool, round func(best []postings.Hit, ids []string) error) error {
 	hits := rk.hits
-	for n := firstCheck(q.Limit); len(out) < q.Limit && len(hits) > 0; n = checkSize(8 * n) {
+	for n := firstCheck(limit); !enough() && len(hits) > 0; n = checkSize(8 * n) {
 		best := postings.Best(hits, n)
 		hits = hits[len(best):]
 		s.copies.asked.Add(int64(len(best)))
@@ -232,30 +263,11 @@ func bestEligible[T any](ctx context.Context, s *Store, sc custody.Scope, q cust
 		for i, h := range best {
 			ids[i] = rk.ids[h.Row]
 		}
-		var a args
-		rows, err := s.pool.Query(ctx, `SELECT `+cols+` FROM records r WHERE r.id = ANY(`+a.add(ids)+`::text[]) AND `+searchFilter(&a, sc, q), a...)
-		if err != nil {
-			return nil, true, classify(err)
-		}
-		eligible := make(map[string]T, len(best))
-		for rows.Next() {
-			id, item, err := scan(rows)
-			if err != nil {
-				rows.Close()
-				return nil, true, classify(err)
-			}
-			eligible[id] = item
-		}
-		if err := rows.Err(); err != nil {
-			return nil, true, classify(err)
-		}
-		for i, id := range ids {
-			if item, ok := eligible[id]; ok && len(out) < q.Limit {
-				out = append(out, scored(item, best[i].Score))
-			}
+		if err := round(best, ids); err != nil {
+			return err
 		}
 	}
-	return out, true, nil
+	return nil
 }
 
 // visibleRecords is how many records sc may retrieve: counted by the
