@@ -42,20 +42,9 @@ func searchIDs(t *testing.T, svc *custody.Service, c *custody.Caller, query stri
 // third server that ranks by ts_rank_cd alone (no copy) finds the same
 // records when the limit takes every match.
 func TestSearchCopyFollowsTheLog(t *testing.T) {
-	postgres.TuneSearchCopies(t, 20000, 0)
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	svcs := twoServers(t, dsn)
-	writer, reader := svcs[0], svcs[1]
-	plain := twoServers(t, dsn)[0]
-	plain.Store().(*postgres.Store).SetSearchMemory(0)
-	user := func(name, role string) *custody.Caller {
-		p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{role}, Channels: []string{"user", "tool:browser"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &custody.Caller{Principal: p, Subject: p}
-	}
+	writer, reader, plain := copyServers(t)
+	user := func(name, role string) *custody.Caller { return copyUser(t, writer, name, role) }
 	alice, bob, reviewer := user("alice", "user"), user("bob", "user"), user("rita", "reviewer")
 	remember := func(c *custody.Caller, body, audience string) *custody.Decision {
 		t.Helper()
@@ -128,6 +117,30 @@ func TestSearchCopyFollowsTheLog(t *testing.T) {
 	if n := pg.CopyMatches("acme", "crossing"); n != 0 {
 		t.Fatalf("after the erasure the copy holds crossing, a word of the erased record alone, in %d records", n)
 	}
+}
+
+// copyServers are three servers on a new database, whose copies are
+// built inline: two that keep copies, and one that keeps none (every
+// search ranked by ts_rank_cd).
+func copyServers(t *testing.T) (writer, reader, plain *custody.Service) {
+	postgres.TuneSearchCopies(t, 20000, 0)
+	dsn := newDatabase(t)
+	svcs := twoServers(t, dsn)
+	plain = twoServers(t, dsn)[0]
+	plain.Store().(*postgres.Store).SetSearchMemory(0)
+	return svcs[0], svcs[1], plain
+}
+
+// copyUser adds a principal of tenant acme with role through svc, who
+// may assert the channels user and tool:browser, and returns them as a
+// caller.
+func copyUser(t *testing.T, svc *custody.Service, name, role string) *custody.Caller {
+	t.Helper()
+	p, _, err := svc.AddPrincipal(t.Context(), custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{role}, Channels: []string{"user", "tool:browser"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &custody.Caller{Principal: p, Subject: p}
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
@@ -255,21 +268,9 @@ func TestSearchCopyFewEligible(t *testing.T) {
 // caller may retrieve, never another user's own record, a held one or an
 // erased one, and a record written through another server counts at once.
 func TestSearchCopyCountsTerms(t *testing.T) {
-	postgres.TuneSearchCopies(t, 20000, 0)
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	svcs := twoServers(t, dsn)
-	writer, reader := svcs[0], svcs[1]
-	plain := twoServers(t, dsn)[0]
-	plain.Store().(*postgres.Store).SetSearchMemory(0)
-	user := func(name string) *custody.Caller {
-		p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: name, Roles: []string{"user"}, Channels: []string{"user", "tool:browser"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &custody.Caller{Principal: p, Subject: p}
-	}
-	alice, bob := user("alice"), user("bob")
+	writer, reader, plain := copyServers(t)
+	alice, bob := copyUser(t, writer, "alice", "user"), copyUser(t, writer, "bob", "user")
 	remember := func(c *custody.Caller, body, audience, channel string) *custody.Decision {
 		t.Helper()
 		d, err := writer.Remember(ctx, c, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: body, Channel: channel, Audience: audience})
