@@ -56,7 +56,7 @@ func (m *metrics) storeGauges(st custody.Store) {
 		copyMetrics(m.reg, copyNames{
 			prefix:  "custody_postgres",
 			records: "Records in this server's copies of the tenants' search terms in memory (docs/postgres.md).",
-			bytes:   "Estimated memory of this server's copies of the search terms in bytes (bounded by serve --search-memory).",
+			bytes:   "Estimated memory of this server's copies of the search terms, with the glove forms kept beside them, in bytes (bounded by serve --search-memory).",
 			ranked:  "Lexical rankings (a search makes one or more), by what ranked them: the copy in memory, or ts_rank_cd (while a copy is built, stale or off).",
 			other:   "ts_rank_cd",
 		}, c.SearchCopyStats)

@@ -114,7 +114,8 @@ func (s *Store) SetSearchMemory(bytes int64) {
 }
 
 // SearchCopyStats reports the records and estimated bytes the copies
-// hold, and how many rankings the copies and ts_rank_cd have made.
+// hold (with the forms kept beside them), and how many rankings the
+// copies and ts_rank_cd have made.
 func (s *Store) SearchCopyStats() (records, bytes, byCopy, bySQL int64) {
 	c := s.copies
 	c.mu.Lock()
@@ -131,7 +132,7 @@ func (s *Store) SearchCopyStats() (records, bytes, byCopy, bySQL int64) {
 		}
 		tc.mu.RUnlock()
 	}
-	return records, bytes, c.byCopy.Load(), c.bySQL.Load()
+	return records, bytes + c.forms.Load(), c.byCopy.Load(), c.bySQL.Load()
 }
 
 // close stops the builds and waits for them.
