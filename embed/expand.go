@@ -16,7 +16,8 @@ import (
 // noise of random indexing.
 type Expander interface {
 	// Expand is word and the words that share a feature with it, most
-	// shared weight first, at most n of them (word first).
+	// shared weight first, at most n of them (word first). The caller
+	// reads the slice and never writes it: it may be shared.
 	Expand(word string, n int) []string
 }
 
@@ -129,7 +130,8 @@ func (b *Builtin) index() *conceptIndex {
 // vector, by the weight they share (the dot product of the two vectors'
 // synset parts), and the irregular forms of those lemmas (ran for run),
 // at most n words in all. A word WordNet does not know (a name, a number)
-// is only itself.
+// is only itself. The slice is cached and shared by every caller, which
+// must not write it.
 func (b *Builtin) Expand(word string, n int) []string {
 	if n <= 0 {
 		return nil

@@ -104,10 +104,11 @@ func (g *Glove) Terms(text string) []string {
 // Expand) and its nearest GloVe neighbours, at most n words in all: the
 // words whose records are the candidates for word.
 func (g *Glove) Expand(word string, n int) []string {
-	out := g.wn.Expand(word, n)
 	nb := g.neighbours(word)
 	k := min(len(nb), n/2)
-	out = out[:min(len(out), n-k)]
+	relatives := g.wn.Expand(word, n) // shared with every caller: read, never written
+	out := make([]string, 0, max(n, 1))
+	out = append(out, relatives[:min(len(relatives), n-k)]...)
 	for _, w := range nb {
 		if len(out) == n {
 			break
