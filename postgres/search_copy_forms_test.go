@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	custody "github.com/custody-mem/custody"
@@ -118,4 +119,70 @@ func TestSearchCopyKeepsTheForms(t *testing.T) {
 		t.Fatalf("after the erasure the copy keeps %d forms, holding the erased record's word: %v; want 30, not holding it", n, holds)
 	}
 	same(reader, plain)
+}
+
+// Semantic searches beside erasures written through another server: no
+// search fails, none after the erasures finds an erased record, and once
+// the copy has learnt of them no erased record's own word is in the kept
+// forms' bytes, while the others' are.
+func TestSearchCopyFormsUnderErasures(t *testing.T) {
+	postgres.TuneSearchCopies(t, 20000, 0)
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	dir := t.TempDir()
+	glove, err := embed.NewGlove()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writerStore, readerStore := openDSN(t, dsn), openDSN(t, dsn)
+	writer, reader := serviceOn(t, writerStore, dir, glove), serviceOn(t, readerStore, dir, glove)
+	p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &custody.Caller{Principal: p, Subject: p}
+	word := func(i int) string { return fmt.Sprintf("zq%cv%cx", 'a'+i%26, 'a'+i/26) }
+	ids := make([]string, 40)
+	for i := range ids {
+		d, err := writer.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode,
+			Body: fmt.Sprintf("the invoice of account %s was paid", word(i)), Channel: "user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = d.ID
+	}
+	semanticScores(t, reader, alice, "invoice payment") // keeps the forms
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for range 3 {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := reader.SearchRanked(ctx, alice, custody.SearchInput{Query: "invoice payment", Mode: custody.ModeSemantic, Limit: 100}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := 0; i < len(ids); i += 2 {
+		if _, err := writer.Forget(ctx, alice, ids[i], "mistake", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a search beside the erasures: %v", err)
+	}
+	got := semanticScores(t, reader, alice, "invoice payment")
+	for i, id := range ids {
+		_, found := got[id]
+		if found == (i%2 == 0) {
+			t.Fatalf("record %d (erased: %v) found: %v", i, i%2 == 0, found)
+		}
+		_, holds := readerStore.KeptForms("acme", []byte(word(i)))
+		if holds == (i%2 == 0) {
+			t.Fatalf("record %d (erased: %v): the kept forms hold its own word: %v", i, i%2 == 0, holds)
+		}
+	}
 }
