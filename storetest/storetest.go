@@ -137,6 +137,7 @@ func Run(t *testing.T, open func(t *testing.T) custody.Store, opts ...Option) {
 		{"HybridSession", testHybridSession},
 		{"HybridDiversity", testHybridDiversity},
 		{"HybridIdentifiers", testHybridIdentifiers},
+		{"SearchesAtOnce", testSearchesAtOnce},
 		{"SearchStatisticsPrivacy", testSearchStatisticsPrivacy},
 		{"SearchStructured", testSearchStructured},
 		{"TenantLogs", testTenantLogs},

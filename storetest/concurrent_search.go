@@ -1,4 +1,4 @@
-package custody_test
+package storetest
 
 import (
 	"fmt"
@@ -13,19 +13,18 @@ import (
 
 // Searches running at once answer as each would alone: four goroutines
 // run the same hybrid and semantic searches in different orders, with
-// the default embedder, over a store whose texts and forms the first
-// searches kept, and each answer (ids, order and scores) is the one the
-// search gave alone. Under -race this is also a check that nothing a
-// search shares with the others (the embedder's caches, the kept texts,
-// the pooled scorers) is written while another reads it.
-func TestSearchesAtOnceAnswerAsAlone(t *testing.T) {
+// the default embedder (glove), over a store whose texts or forms the
+// first searches kept, and each answer (ids, order and scores) is the one
+// the search gave alone. Under -race this also checks that nothing a
+// search shares with the others (the embedder's caches, the kept texts
+// and forms, the pooled scorers) is written while another reads it.
+func testSearchesAtOnce(t *testing.T, e *env) {
 	glove, err := embed.NewGlove()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, custody.Options{Embedder: glove})
-	p := e.principal("acme", "alice", []string{"user"}, nil, nil)
-	alice := e.act(p, "")
+	e.withEmbedder(glove)
+	alice := e.user("acme", "alice")
 	topics := []string{
 		"paid the plumber's invoice for the kitchen sink",
 		"booked a flight to Lisbon for the conference",
