@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -50,17 +51,33 @@ func TestBuiltinCachesKnownWordsAlone(t *testing.T) {
 		return ok
 	}
 	body := "the invoice of account zqxjvorb-7731 is overdue"
+	// The same account as real content spells it: a non-breaking hyphen
+	// and space, a zero-width space and a bidi mark inside it,
+	// Arabic-Indic and full-width digits, and a JSON value.
+	spellings := []string{
+		"account zqxjvorb\u20117731 is\u00a0overdue",
+		"account zqx\u200bjvorb-7731 is overdue",
+		"account \u202ezqxjvorb\u202c-\u0667\u0667\u0663\u0661 is overdue",
+		"account zqxjvorb-\uff17\uff17\uff13\uff11 is overdue",
+		`{"account": "zqxjvorb-7731", "status": "overdue"}`,
+	}
 	s := b.Scorer("overdue invoice")
 	s.Add("r1", "", body)
-	if _, err := b.Embed(t.Context(), []string{body}); err != nil {
+	other := b.Scorer("overdue account")
+	for i, sp := range spellings {
+		other.Add(fmt.Sprint("r", i+2), "", sp)
+	}
+	if _, err := b.Embed(t.Context(), append([]string{body}, spellings...)); err != nil {
 		t.Fatal(err)
 	}
 	if !cached("invoice") || !cached("overdue") || !cached("account") {
 		t.Fatal("the words WordNet knows are not cached")
 	}
-	for _, w := range []string{"zqxjvorb-7731", "zqxjvorb", "7731"} {
-		if cached(w) {
-			t.Fatalf("the unknown word %q is cached", w)
+	for _, gen := range []map[string][]component{b.words.cur, b.words.prev} {
+		for w := range gen {
+			if _, known := b.lex.lemma(b.lex.base(w)); !known {
+				t.Fatalf("the word %q, which WordNet does not know, is cached", w)
+			}
 		}
 	}
 	again := b.Scorer("overdue invoice")

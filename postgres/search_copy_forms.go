@@ -40,7 +40,8 @@ type formRef struct{ off, n uint32 }
 
 // copyForms are a tenant copy's kept forms, under its lock.
 type copyForms struct {
-	// total counts the bytes of every tenant's forms (searchCopies.forms).
+	// total counts the bytes of every tenant's forms (searchCopies.forms;
+	// set by searchCopies.tenant, which makes every copy that keeps any).
 	total *atomic.Int64
 
 	b  []byte
@@ -104,9 +105,6 @@ func (tc *tenantCopy) keepForms(forms []derivedForm, limit int64) {
 		if int(f.row) >= len(tc.ids) || tc.ids[f.row] != f.id || tc.sums[f.row] != f.sum || len(f.form) == 0 {
 			continue
 		}
-		if tc.forms.total == nil {
-			return
-		}
 		if tc.forms.total.Load()+int64(len(f.form)) > limit {
 			tc.dropFormsLocked()
 			if tc.forms.total.Load()+int64(len(f.form)) > limit { // other tenants' forms hold the bound
@@ -137,7 +135,7 @@ func (tc *tenantCopy) forgetFormLocked(row uint32) {
 
 // dropFormsLocked drops every form of the copy.
 func (tc *tenantCopy) dropFormsLocked() {
-	if tc.forms.total != nil {
+	if cap(tc.forms.b) > 0 {
 		tc.forms.total.Add(-int64(cap(tc.forms.b)))
 	}
 	tc.forms = copyForms{total: tc.forms.total}

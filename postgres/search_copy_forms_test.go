@@ -13,19 +13,34 @@ import (
 	"github.com/custody-mem/custody/tlog"
 )
 
-// serviceOn is a service on st with the embedder emb and the server key
-// of dir.
-func serviceOn(t *testing.T, st *postgres.Store, dir string, emb embed.Embedder) *custody.Service {
+// formsServers opens n stores on a new database, whose copies are built
+// inline, and gives on, which makes a service on one of them with the
+// embedder emb (nil: glove) and the server key they share.
+func formsServers(t *testing.T, n int) (stores []*postgres.Store, on func(st *postgres.Store, emb embed.Embedder) *custody.Service) {
 	t.Helper()
-	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(dir, "server.key"))
+	postgres.TuneSearchCopies(t, 20000, 0)
+	dsn := newDatabase(t)
+	key, _, err := tlog.LoadOrCreateServerKey(filepath.Join(t.TempDir(), "server.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := custody.New(st, key, custody.Options{Embedder: emb})
+	glove, err := embed.NewGlove()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc
+	for range n {
+		stores = append(stores, openDSN(t, dsn))
+	}
+	return stores, func(st *postgres.Store, emb embed.Embedder) *custody.Service {
+		if emb == nil {
+			emb = glove
+		}
+		svc, err := custody.New(st, key, custody.Options{Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
 }
 
 // semanticScores is the score of each record svc's semantic search for
@@ -52,28 +67,18 @@ func semanticScores(t *testing.T, svc *custody.Service, c *custody.Caller, query
 // record's form out of memory, its bytes with it, as the copy learns of
 // it; the other forms stay kept.
 func TestSearchCopyKeepsTheForms(t *testing.T) {
-	postgres.TuneSearchCopies(t, 20000, 0)
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	dir := t.TempDir()
-	glove, err := embed.NewGlove()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores, on := formsServers(t, 3)
+	writerStore, readerStore, plainStore := stores[0], stores[1], stores[2]
+	plainStore.SetSearchMemory(0)
 	builtin, err := embed.NewBuiltin(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writerStore, readerStore, plainStore := openDSN(t, dsn), openDSN(t, dsn), openDSN(t, dsn)
-	plainStore.SetSearchMemory(0)
-	writer := serviceOn(t, writerStore, dir, glove)
-	reader, readerBuiltin := serviceOn(t, readerStore, dir, glove), serviceOn(t, readerStore, dir, builtin)
-	plain, plainBuiltin := serviceOn(t, plainStore, dir, glove), serviceOn(t, plainStore, dir, builtin)
-	p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
+	writer := on(writerStore, nil)
+	reader, readerBuiltin := on(readerStore, nil), on(readerStore, builtin)
+	plain, plainBuiltin := on(plainStore, nil), on(plainStore, builtin)
+	alice := copyUser(t, writer, "alice", "user")
 	remember := func(body string) *custody.Decision {
 		t.Helper()
 		d, err := writer.Remember(ctx, alice, custody.Candidate{Namespace: "notes", Class: custody.ClassEpisode, Body: body, Channel: "user"})
@@ -126,21 +131,11 @@ func TestSearchCopyKeepsTheForms(t *testing.T) {
 // the copy has learnt of them no erased record's own word is in the kept
 // forms' bytes, while the others' are.
 func TestSearchCopyFormsUnderErasures(t *testing.T) {
-	postgres.TuneSearchCopies(t, 20000, 0)
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	dir := t.TempDir()
-	glove, err := embed.NewGlove()
-	if err != nil {
-		t.Fatal(err)
-	}
-	writerStore, readerStore := openDSN(t, dsn), openDSN(t, dsn)
-	writer, reader := serviceOn(t, writerStore, dir, glove), serviceOn(t, readerStore, dir, glove)
-	p, _, err := writer.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "alice", Roles: []string{"user"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := &custody.Caller{Principal: p, Subject: p}
+	stores, on := formsServers(t, 2)
+	readerStore := stores[1]
+	writer, reader := on(stores[0], nil), on(readerStore, nil)
+	alice := copyUser(t, writer, "alice", "user")
 	word := func(i int) string { return fmt.Sprintf("zq%cv%cx", 'a'+i%26, 'a'+i/26) }
 	ids := make([]string, 40)
 	for i := range ids {

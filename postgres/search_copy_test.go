@@ -266,11 +266,12 @@ func TestSearchCopyFewEligible(t *testing.T) {
 // The words feedback may expand a search with are counted by the tenant's
 // copy (TermMatches), as PostgreSQL counts them: among the records the
 // caller may retrieve, never another user's own record, a held one or an
-// erased one, and a record written through another server counts at once.
+// erased one; a record written through another server counts at once, and
+// another user's record shared with the tenant once it is approved.
 func TestSearchCopyCountsTerms(t *testing.T) {
 	ctx := t.Context()
 	writer, reader, plain := copyServers(t)
-	alice, bob := copyUser(t, writer, "alice", "user"), copyUser(t, writer, "bob", "user")
+	alice, bob, rita := copyUser(t, writer, "alice", "user"), copyUser(t, writer, "bob", "user"), copyUser(t, writer, "rita", "reviewer")
 	remember := func(c *custody.Caller, body, audience, channel string) *custody.Decision {
 		t.Helper()
 		d, err := writer.Remember(ctx, c, custody.Candidate{Namespace: "notes", Class: custody.ClassFact, Body: body, Channel: channel, Audience: audience})
@@ -315,4 +316,10 @@ func TestSearchCopyCountsTerms(t *testing.T) {
 	check([]int{5, 0, 0, 0, 0}, 5)
 	remember(alice, "harbour lighthouse at dawn", "", "user")
 	check([]int{13, 1, 0, 0, 0}, 50)
+	shared := remember(bob, "lighthouse bob shares with the tenant", custody.AudienceTenant, "user") // another user's, shared once reviewed
+	check([]int{13, 1, 0, 0, 0}, 50)
+	if _, err := writer.Approve(ctx, rita, shared.ID); err != nil {
+		t.Fatal(err)
+	}
+	check([]int{13, 2, 0, 0, 0}, 50)
 }
