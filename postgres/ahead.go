@@ -91,12 +91,12 @@ type aheadRun struct {
 }
 
 // The statements a batch run ahead sends after its lock: the tenant's
-// log size, policy and open pauses, and a key's versions, each as it
-// expects them.
+// log size, policy (the digest stored with it, migration 022) and open
+// pauses, and a key's versions, each as it expects them.
 const (
 	expectTenantSQL = `SELECT custody_expect(
  (SELECT COALESCE(MAX(idx) + 1, 0) FROM log_leaves WHERE tenant = $1) = $2::bigint
- AND (SELECT sha256(text) FROM policies WHERE tenant = $1 ORDER BY seq DESC LIMIT 1) IS NOT DISTINCT FROM $3::bytea
+ AND (SELECT digest FROM policies WHERE tenant = $1 ORDER BY seq DESC LIMIT 1) IS NOT DISTINCT FROM $3::bytea
  AND (SELECT COALESCE(array_agg(id ORDER BY id COLLATE "C"), '{}') FROM pauses WHERE tenant = $1 AND resumed_at IS NULL) = $4::text[],
  'the tenant''s log, policy or pauses')`
 	expectKeySQL = `SELECT custody_expect(

@@ -186,7 +186,8 @@ func TestWriteAheadSeesAnotherServersWrites(t *testing.T) {
 
 	remember(sa, "z", "ahead again")
 	ca := &custody.Caller{Principal: admin, Subject: admin}
-	if _, err := sb.SetPause(ctx, ca, custody.PauseInput{Writer: p.Name, Reason: "checking a leak"}); err != nil {
+	pause, err := sb.SetPause(ctx, ca, custody.PauseInput{Writer: p.Name, Reason: "checking a leak"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	missed = a.AheadStats().Missed
@@ -197,6 +198,49 @@ func TestWriteAheadSeesAnotherServersWrites(t *testing.T) {
 	if a.AheadStats().Missed != missed+1 {
 		t.Fatal("the pause was not caught by the check")
 	}
+
+	// A policy set through the other server: the write is decided on it.
+	if _, err := sa.ResumePause(ctx, ca, pause.ID); err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := sa.AddPrincipal(ctx, custody.PrincipalInput{Tenant: "acme", Name: "owner", Roles: []string{"policy_owner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember(sa, "v", "ahead once more")
+	strict := []byte(`@id("reject-facts")
+@outcome("reject")
+forbid (principal, action == Action::"admit", resource) when { context.class == "fact" };
+@id("all")
+permit (principal, action == Action::"admit", resource);
+`)
+	if _, _, err := sb.SetPolicy(ctx, &custody.Caller{Principal: owner, Subject: owner}, strict); err != nil {
+		t.Fatal(err)
+	}
+	missed = a.AheadStats().Missed
+	if d := remember(sa, "u", "a fact the other server's policy rejects"); d.State != custody.StateRejected {
+		t.Fatalf("a fact written after the other server set a policy rejecting facts was %s (%s); want rejected", d.State, d.Reason)
+	}
+	if a.AheadStats().Missed != missed+1 {
+		t.Fatal("the policy was not caught by the check")
+	}
+
+	// A policy row written outside the log (the log's size is as the
+	// server left it): the digest catches it, and the write is decided on
+	// the newest row's text, as a write that reads it is.
+	remember(sa, "t", "an episode, ahead") // the state kept again
+	mustExec(t, a, `INSERT INTO policies (tenant, text, actor, created_at) SELECT tenant, convert_to($1, 'UTF8'), actor, created_at FROM policies ORDER BY seq DESC LIMIT 1`,
+		`@id("all")
+permit (principal, action == Action::"admit", resource);
+`)
+	missed = a.AheadStats().Missed
+	if d := remember(sa, "s", "a fact the row's policy admits"); d.State != custody.StateAdmitted {
+		t.Fatalf("a fact written under a policy row admitting everything was %s (%s); want admitted", d.State, d.Reason)
+	}
+	if a.AheadStats().Missed != missed+1 {
+		t.Fatal("the policy row was not caught by the check")
+	}
+	mustExec(t, a, `DELETE FROM policies WHERE seq = (SELECT max(seq) FROM policies)`)
 	expectVerify(t, sa, "")
 	expectVerify(t, sb, "")
 }

@@ -81,6 +81,7 @@ var Declarations = []Declaration{
 
 	// What decides access outside the records.
 	{Table: "policies", Columns: "tenant text seq", Verify: "comparePolicy: the row a tenant's policy is read from (its highest seq) has the version of the tenant's latest policy entry"},
+	{Table: "policies", Columns: "digest", Backend: "postgres", Derived: "the SHA-256 of the row's text, a column PostgreSQL generates as the row is written; a batch run ahead compares the newest row's with the digest of the policy it decided under (postgres/ahead.go), so a digest that differs only sends the batch to read the text again, and admission and the gate decide on the text alone"},
 	{Table: "policies", Columns: "actor created_at", Derived: "who stored the policy and when, shown with it; admission and the gate read the text only"},
 	{Table: "pauses", Columns: "id tenant writer channel reason by_ created_at until resumed_at resumed_by", Verify: "comparePauses: every row is its latest pause or resume entry, and every logged pause has its row"},
 	{Table: "endorsements", Columns: "id tenant session subject source_ref actions until created_at log_index", Verify: "compareEndorsements: every row is its endorse entry (signed by the subject), with its session, subject, source, actions, time limit, time and index, and every logged endorsement has its row"},
