@@ -19,13 +19,13 @@ import (
 )
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	svc    *custody.Service
 	srv    *httptest.Server
 	tokens map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
