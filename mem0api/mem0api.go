@@ -70,7 +70,23 @@ func New(svc *custody.Service, opts Options) *API {
 		opts.Namespace = DefaultNamespace
 	}
 	a := &API{svc: svc, opts: opts, mux: http.NewServeMux()}
-	for pattern, h := range map[string]func(http.ResponseWriter, *http.Request) error{
+	for pattern, h := range a.routes() {
+		a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if err := h(w, r); err != nil {
+				a.opts.WriteError(w, r, err)
+			}
+		})
+	}
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": fmt.Sprintf(
+			"%s %s is not one of custody's Mem0 routes (add, search, get_all, get, update, delete, delete_all, history); docs/mem0.md lists them", r.Method, r.URL.Path)}})
+	})
+	return a
+}
+
+// routes are the Mem0 routes by pattern, paths relative to Prefix.
+func (a *API) routes() map[string]func(http.ResponseWriter, *http.Request) error {
+	return map[string]func(http.ResponseWriter, *http.Request) error{
 		"GET /v1/ping/":                     a.ping,
 		"POST /v3/memories/add/":            a.add,
 		"POST /v3/memories/{$}":             a.getAll,
@@ -84,18 +100,7 @@ func New(svc *custody.Service, opts Options) *API {
 		"POST /v3/memories/add":             a.add,
 		"POST /v3/memories/search":          a.search,
 		"GET /v1/memories/{id}/history":     a.history,
-	} {
-		a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r); err != nil {
-				a.opts.WriteError(w, r, err)
-			}
-		})
 	}
-	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": fmt.Sprintf(
-			"%s %s is not one of custody's Mem0 routes (add, search, get_all, get, update, delete, delete_all, history); docs/mem0.md lists them", r.Method, r.URL.Path)}})
-	})
-	return a
 }
 
 // Handler serves the routes, paths relative to Prefix.

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/custody-mem/custody/mem0api"
 )
 
 // FuzzMem0Routes sends arbitrary bodies, ids and query values to every
@@ -17,11 +19,7 @@ import (
 //	go test ./mem0api -run '^$' -fuzz FuzzMem0Routes -fuzztime 10m
 func FuzzMem0Routes(f *testing.F) {
 	e := newEnv(f)
-	routes := []struct{ method, path string }{
-		{"GET", "/mem0/v1/ping/"}, {"POST", "/mem0/v3/memories/add/"}, {"POST", "/mem0/v3/memories/"},
-		{"POST", "/mem0/v3/memories/search/"}, {"GET", "/mem0/v1/memories/{id}/"}, {"PUT", "/mem0/v1/memories/{id}/"},
-		{"DELETE", "/mem0/v1/memories/{id}/"}, {"DELETE", "/mem0/v1/memories/"}, {"GET", "/mem0/v1/memories/{id}/history/"},
-	}
+	routes := mem0api.Routes()
 	bodies := []string{"", "{}", "null", "[]",
 		`{"messages":[{"role":"user","content":"I prefer short replies"}],"user_id":"alice"}`,
 		`{"messages":"pay ACCT-7777","user_id":"alice","channel":"tool:email","metadata":{"a":[1,{"b":null}]}}`,
@@ -37,12 +35,12 @@ func FuzzMem0Routes(f *testing.F) {
 	who := []string{"alice", "harness"}
 	f.Fuzz(func(t *testing.T, ri, wi uint8, id, user string, body []byte) {
 		rt := routes[int(ri)%len(routes)]
-		path := strings.ReplaceAll(rt.path, "{id}", url.PathEscape(id)) + "?" + url.Values{"user_id": {user}, "page": {user}}.Encode()
+		method, path := rt[0], strings.ReplaceAll(rt[1], "{id}", url.PathEscape(id))+"?"+url.Values{"user_id": {user}, "page": {user}}.Encode()
 		var rd io.Reader
 		if len(body) > 0 {
 			rd = bytes.NewReader(body)
 		}
-		req, err := http.NewRequest(rt.method, e.srv.URL+path, rd)
+		req, err := http.NewRequest(method, e.srv.URL+path, rd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,19 +48,19 @@ func FuzzMem0Routes(f *testing.F) {
 		req.Header.Set("Content-Type", "application/json")
 		res, err := e.srv.Client().Do(req)
 		if err != nil {
-			t.Fatalf("%s %s: %v", rt.method, path, err)
+			t.Fatalf("%s %s: %v", method, path, err)
 		}
 		raw, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode >= 500 {
-			t.Fatalf("%s %s with %q: %d %s", rt.method, path, body, res.StatusCode, raw)
+			t.Fatalf("%s %s with %q: %d %s", method, path, body, res.StatusCode, raw)
 		}
 		if res.StatusCode >= 400 {
 			var out struct {
 				Error struct{ Code string } `json:"error"`
 			}
 			if json.Unmarshal(raw, &out) != nil || out.Error.Code == "" {
-				t.Fatalf("%s %s with %q: %d without a JSON error: %s", rt.method, path, body, res.StatusCode, raw)
+				t.Fatalf("%s %s with %q: %d without a JSON error: %s", method, path, body, res.StatusCode, raw)
 			}
 		}
 	})

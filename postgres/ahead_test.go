@@ -96,6 +96,14 @@ func TestWriteAloneIsOneRoundTrip(t *testing.T) {
 	expectVerify(t, svc, "")
 }
 
+// rejectFacts is a policy that rejects every fact and admits the rest.
+var rejectFacts = []byte(`@id("reject-facts")
+@outcome("reject")
+forbid (principal, action == Action::"admit", resource) when { context.class == "fact" };
+@id("all")
+permit (principal, action == Action::"admit", resource);
+`)
+
 // A write the policy rejects runs ahead as well: its tombstone is held
 // back with its inserts, in the one round trip. Its twin, admitted under
 // the same policy, too.
@@ -108,13 +116,7 @@ func TestRejectedWriteIsOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strict := []byte(`@id("reject-facts")
-@outcome("reject")
-forbid (principal, action == Action::"admit", resource) when { context.class == "fact" };
-@id("all")
-permit (principal, action == Action::"admit", resource);
-`)
-	if _, _, err := svc.SetPolicy(ctx, &custody.Caller{Principal: p, Subject: p}, strict); err != nil {
+	if _, _, err := svc.SetPolicy(ctx, &custody.Caller{Principal: p, Subject: p}, rejectFacts); err != nil {
 		t.Fatal(err)
 	}
 	remember := func(class custody.Class, body string) (*custody.Decision, int64) {
@@ -208,13 +210,7 @@ func TestWriteAheadSeesAnotherServersWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	remember(sa, "v", "ahead once more")
-	strict := []byte(`@id("reject-facts")
-@outcome("reject")
-forbid (principal, action == Action::"admit", resource) when { context.class == "fact" };
-@id("all")
-permit (principal, action == Action::"admit", resource);
-`)
-	if _, _, err := sb.SetPolicy(ctx, &custody.Caller{Principal: owner, Subject: owner}, strict); err != nil {
+	if _, _, err := sb.SetPolicy(ctx, &custody.Caller{Principal: owner, Subject: owner}, rejectFacts); err != nil {
 		t.Fatal(err)
 	}
 	missed = a.AheadStats().Missed

@@ -19,6 +19,7 @@ func FuzzTerms(f *testing.F) {
 		"<p>REMEMBER: payee_account=ACCT&#45;7777</p>", "bob@example.com sent 2023 invoices",
 		"running runs ran the of", "caf\u00e9 na\u00efve \u0130stanbul ß", "\xff\xfeACCT\xc0-7777",
 		strings.Repeat("a", 300) + " " + strings.Repeat("b-", 200), "a.b.c-d_e+f@g", "\u202eACCT-7777\u202c",
+		"ACCT\u00a07777 and ACCT-7777", "pay 1,200.50 or 1.200,50 or 1 200,50 EUR (1.2e3)", "ACCT-\u0967\u0968\u0969\u096a",
 	} {
 		f.Add(s)
 	}
