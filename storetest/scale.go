@@ -177,7 +177,9 @@ func goroutineRNGs(goroutines int, seed uint64) []*rand.Rand {
 // It reports the process's CPU time (user and system) per call as
 // cpu-µs/op: on a busy machine the wall time says little, and the CPU a
 // call takes (the client's share included, for clients in the process)
-// bounds the calls a 2-core machine can make a second. With
+// bounds the calls a 2-core machine can make a second. It reports the
+// whole machine's as host-cpu-µs/op (HostCPU): on an otherwise idle
+// machine, the process's and its database server's together. With
 // CUSTODY_BENCH_CPUPROFILE=FILE the calls alone are profiled into FILE (go
 // test's -cpuprofile covers the seeding as well).
 func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration, time.Duration) {
@@ -198,7 +200,7 @@ func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 		}()
 	}
 	b.ResetTimer()
-	cpu0 := ProcessCPU()
+	cpu0, host0 := ProcessCPU(), HostCPU()
 	start := time.Now()
 	for g := range goroutines {
 		wg.Go(func() {
@@ -217,6 +219,9 @@ func Hammer(b *testing.B, goroutines int, op func(g int) error) ([]time.Duration
 	b.StopTimer()
 	if cpu := ProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+	if host := HostCPU() - host0; host > 0 {
+		b.ReportMetric(float64(host.Microseconds())/float64(b.N), "host-cpu-µs/op")
 	}
 	if b.Failed() {
 		b.FailNow()

@@ -13,6 +13,7 @@
 // ILIKE, no index), as a LangGraph user pays it.
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
+import { readFileSync } from "node:fs";
 
 const dsn = process.env.PEER_DSN;
 if (!dsn) {
@@ -31,6 +32,7 @@ const clients = Number(process.argv[3] ?? 1);
 const run = `r${Date.now()}`;
 const lat = [];
 let next = 0;
+const host0 = hostCPU();
 const start = process.hrtime.bigint();
 await Promise.all(
   Array.from({ length: clients }, async () => {
@@ -42,10 +44,26 @@ await Promise.all(
   }),
 );
 const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+const host = hostCPU() - host0;
 lat.sort((a, b) => a - b);
 const p = (q) => lat[Math.min(lat.length - 1, Math.floor(q * lat.length))];
-console.log(`${n} puts, ${clients} clients: ${(n / elapsed).toFixed(0)} writes/s, p50 ${p(0.5).toFixed(0)} µs, p99 ${p(0.99).toFixed(0)} µs`);
+console.log(`${n} puts, ${clients} clients: ${(n / elapsed).toFixed(0)} writes/s, p50 ${p(0.5).toFixed(0)} µs, p99 ${p(0.99).toFixed(0)} µs` +
+  (host > 0 ? `, host CPU ${(host / n).toFixed(0)} µs a put` : ""));
 await store.stop();
+
+// hostCPU is the machine's busy CPU time in µs (user, nice, system,
+// interrupts; Linux's /proc/stat, in hundredths of a second), or 0 where
+// it cannot be read: across a run on an otherwise idle machine, what the
+// puts cost this process and PostgreSQL together, as custody's benchmark
+// reports it (host-cpu-µs/op).
+function hostCPU() {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+    return [1, 2, 3, 6, 7].reduce((t, i) => t + Number(f[i]), 0) * 1e4;
+  } catch {
+    return 0;
+  }
+}
 
 // search puts n texts and times searches among them (see above).
 async function search(n) {
