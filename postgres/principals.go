@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,84 +78,90 @@ func linkPrincipals(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// Tombstones calls fn for every registered retired or rejected id.
-func (t *txn) Tombstones(ctx context.Context, fn func(tenant, id string, state custody.State) error) error {
-	rows, err := t.tx.Query(ctx, `SELECT tenant, id, state FROM tombstones ORDER BY tenant, id`)
-	if err != nil {
-		return classify(err)
-	}
-	var all [][3]string
-	for rows.Next() {
-		var r [3]string
-		if err := rows.Scan(&r[0], &r[1], &r[2]); err != nil {
-			rows.Close()
-			return classify(err)
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return classify(err)
-	}
-	for _, r := range all {
-		if err := fn(r[0], r[1], custody.State(r[2])); err != nil {
-			return err
-		}
-	}
-	return nil
+func (t *txn) InsertPrincipal(ctx context.Context, p *custody.Principal, tokenHash, sealedKey []byte) error {
+	return t.exec(ctx, `INSERT INTO principals (tenant, name, roles, channels, groups_, public_key, sealed_key, token_hash, created_at)
+ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`, p.Tenant, p.Name, nonNil(p.Roles), nonNil(p.Channels), nonNil(p.Groups),
+		[]byte(p.PublicKey), sealedKey, tokenHash, p.CreatedAt.UnixNano())
 }
 
-// ScanSessions calls fn for every session.
-func (t *txn) ScanSessions(ctx context.Context, fn func(*custody.Session) error) error {
-	rows, err := t.tx.Query(ctx, `SELECT id, tenant, subject, opener, created_at FROM sessions ORDER BY tenant, id`)
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const principalCols = `tenant, name, roles, channels, groups_, public_key, created_at, token_hash, sealed_key, log_index`
+
+func scanPrincipal(row pgx.Row) (*custody.Principal, error) {
+	var p custody.Principal
+	var created int64
+	var pub []byte
+	var logIndex *int64
+	if err := row.Scan(&p.Tenant, &p.Name, &p.Roles, &p.Channels, &p.Groups, &pub, &created, &p.TokenHash, &p.SealedKey, &logIndex); err != nil {
+		return nil, notFound(err)
+	}
+	p.PublicKey = pub
+	p.LogIndex = custody.NoLogIndex
+	if logIndex != nil {
+		p.LogIndex = *logIndex
+	}
+	p.CreatedAt = time.Unix(0, created).UTC()
+	return &p, nil
+}
+
+func (t *txn) Principal(ctx context.Context, tenant, name string) (*custody.Principal, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
+	}
+	return scanPrincipal(t.tx.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE tenant = $1 AND name = $2`, tenant, name))
+}
+
+// Principals lists a tenant's principals ("" = every tenant's), by tenant
+// and name.
+func (t *txn) Principals(ctx context.Context, tenant string) ([]*custody.Principal, error) {
+	if !storable(tenant) {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, `SELECT `+principalCols+` FROM principals WHERE $1 = '' OR tenant = $1 ORDER BY tenant COLLATE "C", name COLLATE "C"`, tenant)
 	if err != nil {
-		return classify(err)
+		return nil, classify(err)
 	}
 	defer rows.Close()
+	var out []*custody.Principal
 	for rows.Next() {
-		var s custody.Session
-		var created int64
-		if err := rows.Scan(&s.ID, &s.Tenant, &s.Subject, &s.Opener, &created); err != nil {
-			return classify(err)
+		p, err := scanPrincipal(rows)
+		if err != nil {
+			return nil, err
 		}
-		s.CreatedAt = time.Unix(0, created).UTC()
-		if err := fn(&s); err != nil {
-			return err
-		}
+		out = append(out, p)
 	}
-	return classify(rows.Err())
+	return out, classify(rows.Err())
 }
 
-// EraseObservations empties the text of the tenant's observations whose
-// source is sourceRef.
-func (t *txn) EraseObservations(ctx context.Context, tenant, sourceRef string) error {
-	if t.ro {
-		return errReadOnly
+// PrincipalByToken resolves a token hash.
+func (s *Store) PrincipalByToken(ctx context.Context, hash []byte) (*custody.Principal, error) {
+	p, err := scanPrincipal(s.pool.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE token_hash = $1`, hash))
+	if err != nil && !errors.Is(err, custody.ErrNotFound) {
+		return nil, unavailable(err)
 	}
-	_, err := t.tx.Exec(ctx, `UPDATE observations SET text = '' WHERE tenant = $1 AND source_ref = $2 AND text <> ''`, tenant, sourceRef)
-	return classify(err)
+	return p, err
 }
 
-// ScanObservations calls fn for every observation.
-func (t *txn) ScanObservations(ctx context.Context, fn func(*custody.Observation) error) error {
-	rows, err := t.tx.Query(ctx, `SELECT id, tenant, session, channel, text, source_ref, authority, created_at
- FROM observations ORDER BY tenant, id`)
-	if err != nil {
-		return classify(err)
+func (t *txn) TokenHash(ctx context.Context, tenant, name string) ([]byte, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var o custody.Observation
-		var authority int16
-		var created int64
-		if err := rows.Scan(&o.ID, &o.Tenant, &o.Session, &o.Channel, &o.Text, &o.SourceRef, &authority, &created); err != nil {
-			return classify(err)
-		}
-		o.Authority = custody.Authority(authority)
-		o.CreatedAt = time.Unix(0, created).UTC()
-		if err := fn(&o); err != nil {
-			return err
-		}
+	var h []byte
+	err := t.tx.QueryRow(ctx, `SELECT token_hash FROM principals WHERE tenant = $1 AND name = $2`, tenant, name).Scan(&h)
+	return h, notFound(err)
+}
+
+func (t *txn) SealedKey(ctx context.Context, tenant, name string) ([]byte, error) {
+	if !storable(tenant, name) {
+		return nil, custody.ErrNotFound
 	}
-	return classify(rows.Err())
+	var k []byte
+	err := t.tx.QueryRow(ctx, `SELECT sealed_key FROM principals WHERE tenant = $1 AND name = $2`, tenant, name).Scan(&k)
+	return k, notFound(err)
 }
