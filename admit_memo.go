@@ -9,14 +9,18 @@ import (
 
 // An admission is a pure function of its input and the policy: Cedar is
 // given no entities, only the request AdmissionInput.request builds, and
-// the reason is made of the input's fields. So a policy keeps the
+// the reason is made of the input's fields (the key, which a decision may
+// be kept without, is written into its reason again: confirmReason). So a policy keeps the
 // decisions it made, by their whole input, and answers the same input
 // again without evaluating it: a bulk import of like candidates (one
 // principal, channel and class, no key) evaluated the same request a
 // thousand times a batch, a tenth of its work outside the writer. A
-// new policy text is a new Policy, with nothing kept. Keyed candidates
-// are not kept: their keys seldom repeat, and they would only crowd out
-// those that do.
+// new policy text is a new Policy, with nothing kept. A record's key
+// seldom repeats: where a policy reads it (context.key, policy_reads.go),
+// keyed candidates are not kept, as they would only crowd out the inputs
+// that do repeat; where none does, as in the default policy, the key is
+// left out of what a decision is kept by, and a keyed write of a known
+// kind is answered from the memo too.
 
 // admitMemoMax bounds the decisions a policy keeps (a few hundred bytes
 // each); past it they are forgotten and made again.
@@ -48,13 +52,16 @@ func (m *admitMemo) put(k string, a Admission) {
 // decision it made for the same input before. The caller owns what it is
 // given.
 func (p *Policy) Admit(in AdmissionInput) Admission {
-	if p.memo == nil || in.Key != "" {
+	if p.memo == nil || in.Key != "" && p.readsKey {
 		return p.admit(in)
 	}
-	k := in.admitKey()
+	k := in.admitKey(p.readsKey)
 	if a, ok := p.memo.get(k); ok {
 		a.Rules = slices.Clone(a.Rules)
 		a.Inputs = in.inputs()
+		if a.State == StatePendingConfirmation {
+			a.Reason = confirmReason(in.Key, a.Rules)
+		}
 		return a
 	}
 	a := p.admit(in)
@@ -65,8 +72,9 @@ func (p *Policy) Admit(in AdmissionInput) Admission {
 }
 
 // admitKey is every field of in that admit reads, each length-prefixed
-// (no separator can be forged by a value).
-func (in AdmissionInput) admitKey() string {
+// (no separator can be forged by a value); the record's key only when
+// withKey says the policy reads it.
+func (in AdmissionInput) admitKey(withKey bool) string {
 	var b strings.Builder
 	field := func(s string) {
 		b.WriteString(strconv.Itoa(len(s)))
@@ -80,7 +88,9 @@ func (in AdmissionInput) admitKey() string {
 	}
 	field(in.Channel)
 	field(string(in.Class))
-	field(in.Key)
+	if withKey {
+		field(in.Key)
+	}
 	b.WriteString(strconv.Itoa(int(in.Authority)))
 	field(in.Audience)
 	for _, f := range []bool{in.Overwrite, in.Sensitive, in.HasSession, in.Derived} {

@@ -3,13 +3,37 @@ package custody
 import (
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
 // A policy's kept decision is the decision it makes, input for input, and
-// what a caller does with the one it is given changes nothing kept.
+// what a caller does with the one it is given changes nothing kept: for
+// the default policy, which never reads the record's key (keyed inputs
+// are kept, by every other field), and for one that decides by the key
+// (keyed inputs are not kept).
 func TestAdmitMemoIsAdmit(t *testing.T) {
-	p := MustDefaultPolicy()
+	byKey, err := ParsePolicy([]byte(`@id("user") permit(principal, action, resource) when { context.channel == "user" };
+@id("payee-by-agent") @outcome("quarantine") forbid(principal, action, resource) when { context.key like "payee*" && context.channel != "user" };
+@id("agent") permit(principal, action, resource) when { context.channel == "agent" };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		p        *Policy
+		readsKey bool
+	}{{"default", MustDefaultPolicy(), false}, {"by key", byKey, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.p.readsKey != c.readsKey {
+				t.Fatalf("readsKey = %v, want %v", c.p.readsKey, c.readsKey)
+			}
+			admitMemoIsAdmit(t, c.p)
+		})
+	}
+}
+
+func admitMemoIsAdmit(t *testing.T, p *Policy) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	principals := []*Principal{
@@ -18,13 +42,13 @@ func TestAdmitMemoIsAdmit(t *testing.T) {
 		{Tenant: "acme", Name: "rev", Roles: []string{"user", "reviewer"}},
 		{Tenant: "other", Name: "alice", Roles: []string{"user"}},
 	}
-	hits := 0
+	hits, keyedHits := 0, 0
 	for range 20000 {
 		in := AdmissionInput{
 			Principal: principals[rng.IntN(len(principals))],
 			Channel:   pick("user", "agent", "tool:email", "derive", "import"),
 			Class:     Class(pick("fact", "procedure", "episode", "preference")),
-			Key:       pick("", "", "payee_account", "tea"),
+			Key:       pick("", "", "payee_account", "tea", "payee_iban"),
 			Authority: Authority(rng.IntN(5)),
 			Audience:  pick("owner", "tenant", "group:ops"),
 			Overwrite: rng.IntN(2) == 0, Sensitive: rng.IntN(3) == 0, HasSession: rng.IntN(2) == 0, Derived: rng.IntN(4) == 0,
@@ -32,11 +56,14 @@ func TestAdmitMemoIsAdmit(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			in.Metadata = Metadata{"source": pick("a", "b"), "k": pick("1", "2")}
 		}
-		_, kept := p.memo.get(in.admitKey())
+		_, kept := p.memo.get(in.admitKey(p.readsKey))
 		if kept {
 			hits++
 			if in.Key != "" {
-				t.Fatalf("a keyed input was kept: %+v", in)
+				keyedHits++
+				if p.readsKey {
+					t.Fatalf("a keyed input was kept by a policy that reads the key: %+v", in)
+				}
 			}
 		}
 		got, want := p.Admit(in), p.admit(in)
@@ -52,6 +79,9 @@ func TestAdmitMemoIsAdmit(t *testing.T) {
 	}
 	if hits == 0 {
 		t.Fatal("no input came twice: nothing kept was compared")
+	}
+	if !p.readsKey && keyedHits == 0 {
+		t.Fatal("no keyed input was answered from the memo of a policy that does not read the key")
 	}
 }
 
@@ -91,10 +121,35 @@ func TestAdmitKeyIsWhole(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i, in := range variants {
-		k := in.admitKey()
+		k := in.admitKey(true)
 		if j, ok := seen[k]; ok {
 			t.Errorf("inputs %d (%+v) and %d (%+v) share the key %q", j, variants[j], i, in, k)
 		}
 		seen[k] = i
+	}
+}
+
+// BenchmarkAdmitKeyed is the admission of a keyed user fact, a new key
+// each time, under the default policy (which never reads the key, so the
+// decision is answered from the memo) and under one that reads it
+// (evaluated each time): `go test -run '^$' -bench AdmitKeyed .`.
+func BenchmarkAdmitKeyed(b *testing.B) {
+	byKey, err := ParsePolicy([]byte(MustDefaultPolicy().Text + "\n" + `@id("tls-held") @outcome("quarantine") forbid (principal, action, resource) when { context.key like "tls_*" };`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	alice := &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user"}}
+	for _, c := range []struct {
+		name string
+		p    *Policy
+	}{{"default", MustDefaultPolicy()}, {"reads-key", byKey}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := range b.N {
+				a := c.p.Admit(AdmissionInput{Principal: alice, Channel: "user", Class: "fact", Key: "k" + strconv.Itoa(i), Authority: AuthorityUser, Audience: "owner"})
+				if a.State != StateAdmitted {
+					b.Fatalf("%s: %+v", c.name, a)
+				}
+			}
+		})
 	}
 }

@@ -36,6 +36,7 @@ type Policy struct {
 	literals       map[cedar.PolicyID][]string    // string literals of gate rules, for ActionLabel
 	approvers      map[cedar.PolicyID][]string    // @approver roles of admission forbids (review_roles.go)
 	memo           *admitMemo                     // decisions made (admit_memo.go)
+	readsKey       bool                           // a policy reads context.key (policy_reads.go)
 }
 
 // PolicyVersion is the version of a policy text: hex SHA-256.
@@ -63,6 +64,7 @@ func ParsePolicy(text []byte) (*Policy, error) {
 		literals:       map[cedar.PolicyID][]string{},
 		approvers:      map[cedar.PolicyID][]string{},
 		memo:           &admitMemo{},
+		readsKey:       readsContext(set, "key"),
 	}
 	for id, pol := range set.All() {
 		ann := pol.Annotations()
@@ -272,9 +274,16 @@ func (p *Policy) admit(in AdmissionInput) Admission {
 	case StateQuarantined:
 		a.Reason = fmt.Sprintf("held for review by %v (channel %s, authority %s)", a.Rules, in.Channel, in.Authority)
 	default:
-		a.Reason = fmt.Sprintf("overwriting sensitive key %q waits for the owner's confirmation (%v)", in.Key, a.Rules)
+		a.Reason = confirmReason(in.Key, a.Rules)
 	}
 	return a
+}
+
+// confirmReason is the reason of a decision to wait for the owner's
+// confirmation: the one reason that names the record's key, so the memo
+// of decisions (admit_memo.go) writes it again for each key.
+func confirmReason(key string, rules []string) string {
+	return fmt.Sprintf("overwriting sensitive key %q waits for the owner's confirmation (%v)", key, rules)
 }
 
 func (p *Policy) ruleNames(rs []cedar.DiagnosticReason) []string {
