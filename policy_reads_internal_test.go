@@ -1,6 +1,7 @@
 package custody
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/cedar-policy/cedar-go"
@@ -39,4 +40,39 @@ func TestReadsContextKey(t *testing.T) {
 	if MustDefaultPolicy().readsKey {
 		t.Error("the default policy reads context.key: keyed writes are never answered from its memo")
 	}
+}
+
+// FuzzKeptDecisionsAreDecisions: for any policy text that parses, a keyed
+// write answered from the memo is decided as evaluating it would be,
+// whatever the key. A rule that reads the key in a way readsContext
+// misses would make a kept decision answer another key: this finds it.
+// Run: go test -run '^$' -fuzz FuzzKeptDecisionsAreDecisions -fuzztime 5m .
+func FuzzKeptDecisionsAreDecisions(f *testing.F) {
+	const permit = `permit (principal, action == Action::"admit", resource) `
+	for _, seed := range []string{
+		MustDefaultPolicy().Text,
+		permit + `when { context.key like "tls_*" };`,
+		permit + `when { context["key"] == "notes" };`,
+		permit + `when { context has key && context.key != "" };`,
+		permit + `when { context == {"key": "a"} };`,
+		permit + `when { [context].contains({"class": "fact"}) };`,
+		permit + `when { context.class == "fact" };`,
+		`@outcome("quarantine") forbid (principal, action, resource) when { context.key like "*pay*" };` + "\n" + permit + `;`,
+		permit + `when { if context.class == "fact" then context.key == "x" else true };`,
+	} {
+		f.Add(seed, "tls_cert", "notes")
+	}
+	alice := &Principal{Tenant: "acme", Name: "alice", Roles: []string{"user"}}
+	f.Fuzz(func(t *testing.T, text, key1, key2 string) {
+		p, err := ParsePolicy([]byte(text))
+		if err != nil {
+			return
+		}
+		for _, key := range []string{key1, key2, key1, "", key2} {
+			in := AdmissionInput{Principal: alice, Channel: "user", Class: "fact", Key: key, Authority: AuthorityUser, Audience: "owner"}
+			if got, want := p.Admit(in), p.admit(in); !reflect.DeepEqual(got, want) {
+				t.Fatalf("policy %q (reads the key: %v), key %q: Admit = %+v, evaluated = %+v", text, p.readsKey, key, got, want)
+			}
+		}
+	})
 }
