@@ -9,9 +9,9 @@ import (
 
 // An admission is a pure function of its input and the policy: Cedar is
 // given no entities, only the request AdmissionInput.request builds, and
-// the reason is made of the input's fields (the key, which a decision may
-// be kept without, is written into its reason again: confirmReason). So a policy keeps the
-// decisions it made, by their whole input, and answers the same input
+// the reason and the receipt's inputs are written from the input at hand
+// (explain, inputs), so a decision is kept without them. So a policy keeps
+// the decisions it made, by their whole input, and answers the same input
 // again without evaluating it: a bulk import of like candidates (one
 // principal, channel and class, no key) evaluated the same request a
 // thousand times a batch, a tenth of its work outside the writer. A
@@ -29,23 +29,30 @@ const admitMemoMax = 512
 // admitMemo keeps decisions by input (admitKey).
 type admitMemo struct {
 	mu sync.Mutex
-	m  map[string]Admission // without Inputs, which each call makes anew
+	m  map[string]keptDecision
 }
 
-func (m *admitMemo) get(k string) (Admission, bool) {
+// keptDecision is a decision as decide made it (state, rules, error) and
+// its outcome, from which each answer's reason is written.
+type keptDecision struct {
+	a    Admission
+	kind reasonKind
+}
+
+func (m *admitMemo) get(k string) (keptDecision, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.m[k]
-	return a, ok
+	d, ok := m.m[k]
+	return d, ok
 }
 
-func (m *admitMemo) put(k string, a Admission) {
+func (m *admitMemo) put(k string, d keptDecision) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.m == nil || len(m.m) >= admitMemoMax {
-		m.m = map[string]Admission{}
+		m.m = map[string]keptDecision{}
 	}
-	m.m[k] = a
+	m.m[k] = d
 }
 
 // Admit evaluates the admission policy (see admit), or answers with the
@@ -56,18 +63,16 @@ func (p *Policy) Admit(in AdmissionInput) Admission {
 		return p.admit(in)
 	}
 	k := in.admitKey(p.readsKey)
-	if a, ok := p.memo.get(k); ok {
-		a.Rules = slices.Clone(a.Rules)
-		a.Inputs = in.inputs()
-		if a.State == StatePendingConfirmation {
-			a.Reason = confirmReason(in.Key, a.Rules)
-		}
-		return a
+	d, ok := p.memo.get(k)
+	if !ok {
+		d.a, d.kind = p.decide(in)
+		kept := d
+		kept.a.Rules = slices.Clone(d.a.Rules)
+		p.memo.put(k, kept)
 	}
-	a := p.admit(in)
-	kept := a
-	kept.Rules, kept.Inputs = slices.Clone(a.Rules), nil
-	p.memo.put(k, kept)
+	a := d.a
+	a.Rules = slices.Clone(a.Rules)
+	a.Inputs, a.Reason = in.inputs(), explain(d.kind, a.Rules, in)
 	return a
 }
 

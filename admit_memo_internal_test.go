@@ -48,7 +48,9 @@ func admitMemoIsAdmit(t *testing.T, p *Policy) {
 			Principal: principals[rng.IntN(len(principals))],
 			Channel:   pick("user", "agent", "tool:email", "derive", "import"),
 			Class:     Class(pick("fact", "procedure", "episode", "preference")),
-			Key:       pick("", "", "payee_account", "tea", "payee_iban"),
+			// Keys are [A-Za-z0-9_.:-] (ValidKey): their spellings differ in
+			// case and separators, which Cedar's like tells apart.
+			Key:       pick("", "", "payee_account", "tea", "payee_iban", "Payee_Account", "payee.iban", "PAYEE:acct", "pay-ee"),
 			Authority: Authority(rng.IntN(5)),
 			Audience:  pick("owner", "tenant", "group:ops"),
 			Overwrite: rng.IntN(2) == 0, Sensitive: rng.IntN(3) == 0, HasSession: rng.IntN(2) == 0, Derived: rng.IntN(4) == 0,

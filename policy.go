@@ -224,7 +224,29 @@ func (in AdmissionInput) request() cedar.Request {
 // matching permit quarantines, and any evaluation error leaves the candidate
 // pending with the error in the decision (design rule 3).
 func (p *Policy) admit(in AdmissionInput) Admission {
-	a := Admission{Inputs: in.inputs()}
+	a, kind := p.decide(in)
+	a.Inputs, a.Reason = in.inputs(), explain(kind, a.Rules, in)
+	return a
+}
+
+// reasonKind is which of decide's outcomes a decision is: its reason is
+// written from it and the input at hand (explain), so that a decision
+// kept for like inputs (admit_memo.go) is explained in each one's terms.
+type reasonKind uint8
+
+const (
+	reasonError    reasonKind = iota // the policy could not be evaluated
+	reasonAdmitted                   // a permit matched
+	reasonNoPermit                   // no rule matched
+	reasonRejected                   // a forbid rejects
+	reasonHeld                       // a forbid quarantines, or confirmation without a permit
+	reasonConfirm                    // a forbid waits for the owner's confirmation
+)
+
+// decide is admit's decision (state, rules, error) and which outcome it
+// is, without the input's rendering.
+func (p *Policy) decide(in AdmissionInput) (Admission, reasonKind) {
+	var a Admission
 	req := in.request()
 	decision, diag := cedar.Authorize(p.all, nil, req)
 	if len(diag.Errors) > 0 {
@@ -233,20 +255,15 @@ func (p *Policy) admit(in AdmissionInput) Admission {
 			a.Rules = append(a.Rules, p.names[e.PolicyID])
 			a.Error += fmt.Sprintf("%s: %s; ", p.names[e.PolicyID], e.Message)
 		}
-		a.Reason = "the admission policy could not be evaluated; the candidate waits as pending until the policy is fixed"
-		return a
+		return a, reasonError
 	}
 	if decision == cedar.Allow {
-		a.State = StateAdmitted
-		a.Rules = p.ruleNames(diag.Reasons)
-		a.Reason = "admitted by " + fmt.Sprint(a.Rules)
-		return a
+		a.State, a.Rules = StateAdmitted, p.ruleNames(diag.Reasons)
+		return a, reasonAdmitted
 	}
 	if len(diag.Reasons) == 0 {
-		a.State = StateQuarantined
-		a.Rules = []string{"no-permit"}
-		a.Reason = fmt.Sprintf("no rule admits a %s from channel %s at authority %s; held for review", in.Class, in.Channel, in.Authority)
-		return a
+		a.State, a.Rules = StateQuarantined, []string{"no-permit"}
+		return a, reasonNoPermit
 	}
 	outcome := StatePendingConfirmation
 	for _, r := range diag.Reasons {
@@ -270,20 +287,29 @@ func (p *Policy) admit(in AdmissionInput) Admission {
 	a.State = outcome
 	switch outcome {
 	case StateRejected:
-		a.Reason = fmt.Sprintf("rejected by %v", a.Rules)
+		return a, reasonRejected
 	case StateQuarantined:
-		a.Reason = fmt.Sprintf("held for review by %v (channel %s, authority %s)", a.Rules, in.Channel, in.Authority)
-	default:
-		a.Reason = confirmReason(in.Key, a.Rules)
+		return a, reasonHeld
 	}
-	return a
+	return a, reasonConfirm
 }
 
-// confirmReason is the reason of a decision to wait for the owner's
-// confirmation: the one reason that names the record's key, so the memo
-// of decisions (admit_memo.go) writes it again for each key.
-func confirmReason(key string, rules []string) string {
-	return fmt.Sprintf("overwriting sensitive key %q waits for the owner's confirmation (%v)", key, rules)
+// explain is the reason of a decision of kind by rules, in the terms of
+// in (its class, channel, authority, key).
+func explain(kind reasonKind, rules []string, in AdmissionInput) string {
+	switch kind {
+	case reasonError:
+		return "the admission policy could not be evaluated; the candidate waits as pending until the policy is fixed"
+	case reasonAdmitted:
+		return "admitted by " + fmt.Sprint(rules)
+	case reasonNoPermit:
+		return fmt.Sprintf("no rule admits a %s from channel %s at authority %s; held for review", in.Class, in.Channel, in.Authority)
+	case reasonRejected:
+		return fmt.Sprintf("rejected by %v", rules)
+	case reasonHeld:
+		return fmt.Sprintf("held for review by %v (channel %s, authority %s)", rules, in.Channel, in.Authority)
+	}
+	return fmt.Sprintf("overwriting sensitive key %q waits for the owner's confirmation (%v)", in.Key, rules)
 }
 
 func (p *Policy) ruleNames(rs []cedar.DiagnosticReason) []string {

@@ -21,7 +21,6 @@ import (
 	"github.com/custody-mem/custody/postgres"
 	"github.com/custody-mem/custody/storetest"
 	"github.com/custody-mem/custody/tlog"
-	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkHTTPWrite is the custody side of the comparison with another
@@ -36,10 +35,11 @@ import (
 // (DROP INDEX records_search, say): the database is the benchmark's own,
 // made anew and dropped after.
 func BenchmarkHTTPWrite(b *testing.B) {
-	dsn := newDatabase(b)
-	var st custody.Store = openDSN(b, dsn)
+	st := open(b)
 	if q := os.Getenv("CUSTODY_BENCH_PG_SQL"); q != "" {
-		benchSQL(b, dsn, q)
+		if _, err := st.(*postgres.Store).Pool().Exec(b.Context(), q); err != nil {
+			b.Fatalf("CUSTODY_BENCH_PG_SQL: %v", err)
+		}
 	}
 	if n := storetest.BenchRecords(b, 0); n > 0 {
 		storetest.PopulateFrom(b, st, n, storetest.Common)
@@ -92,18 +92,6 @@ func BenchmarkHTTPWrite(b *testing.B) {
 	a := st.(*postgres.Store).AheadStats()
 	b.ReportMetric(float64(a.Applied)/float64(b.N), "ahead/write")
 	b.ReportMetric(float64(a.Missed+a.Declined+a.Failed), "not-ahead-batches")
-}
-
-// benchSQL runs the statements q on the database dsn names.
-func benchSQL(b *testing.B, dsn, q string) {
-	conn, err := pgx.Connect(b.Context(), dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(b.Context())
-	if _, err := conn.Exec(b.Context(), q); err != nil {
-		b.Fatalf("CUSTODY_BENCH_PG_SQL: %v", err)
-	}
 }
 
 // benchService is a service over st with a fresh server key and the
